@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// Page limits.
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// PageQuery selects a page of a workspace's log.
+type PageQuery struct {
+	Workspace string
+	After     int64         // return operations with serverSequence > After
+	Limit     int           // 1..MaxPageLimit; 0 means DefaultPageLimit
+	Kind      protocol.Kind // "" for every kind
+}
+
+// Op is one logged operation as stored.
+type Op struct {
+	Seq        int64
+	IngestedAt time.Time
+	Body       []byte // canonical envelope JSON without serverSequence/ingestedAt
+}
+
+// AppendJSON appends the whole envelope, with serverSequence and
+// ingestedAt, to dst without decoding the stored body.
+func (o *Op) AppendJSON(dst []byte) []byte {
+	body := o.Body
+	if n := len(body); n > 0 && body[n-1] == '}' {
+		body = body[:n-1]
+	}
+	dst = append(dst, body...)
+	dst = append(dst, `,"serverSequence":`...)
+	dst = strconv.AppendInt(dst, o.Seq, 10)
+	dst = append(dst, `,"ingestedAt":"`...)
+	dst = o.IngestedAt.AppendFormat(dst, time.RFC3339Nano)
+	return append(dst, `"}`...)
+}
+
+// Envelope decodes the operation into an envelope.
+func (o *Op) Envelope() (*protocol.Envelope, error) {
+	e, err := protocol.DecodeEnvelope(o.Body)
+	if err != nil {
+		return nil, fmt.Errorf("decode stored op %d: %w", o.Seq, err)
+	}
+	at := o.IngestedAt
+	e.ServerSequence, e.IngestedAt = o.Seq, &at
+	return e, nil
+}
+
+// PageResult is a page, or the news that the cursor is too old.
+type PageResult struct {
+	Ops        []Op
+	NextCursor int64
+	HasMore    bool
+	// TooOld is set when After is below the retention watermark; then
+	// ResyncFrom is the oldest cursor that can be served in full.
+	TooOld     bool
+	ResyncFrom int64
+	// Plan is the workspace's plan, for reporting its retention.
+	Plan string
+}
+
+// Page reads the operations after q.After in server order, from one
+// consistent snapshot.
+func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultPageLimit
+	}
+	limit = min(limit, MaxPageLimit)
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	defer tx.Rollback()
+	var ws, watermark int64
+	var plan string
+	err = tx.QueryRowContext(ctx, "SELECT id, retained_through, plan FROM workspaces WHERE name = ?", q.Workspace).Scan(&ws, &watermark, &plan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("page %q: %w", q.Workspace, ErrNoWorkspace)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	res := &PageResult{Plan: plan, NextCursor: q.After}
+	if q.After < watermark {
+		res.TooOld, res.ResyncFrom = true, watermark
+		return res, nil
+	}
+	var rows *sql.Rows
+	if q.Kind == "" {
+		rows, err = tx.QueryContext(ctx, "SELECT seq, ingested_us, body FROM ops WHERE ws = ? AND seq > ? ORDER BY seq LIMIT ?", ws, q.After, limit+1)
+	} else {
+		rows, err = tx.QueryContext(ctx, "SELECT seq, ingested_us, body FROM ops WHERE ws = ? AND kind = ? AND seq > ? ORDER BY seq LIMIT ?", ws, kindCode(q.Kind), q.After, limit+1)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	defer rows.Close()
+	res.Ops = make([]Op, 0, min(limit, 64))
+	for rows.Next() {
+		if len(res.Ops) == limit {
+			res.HasMore = true
+			break
+		}
+		var op Op
+		var us int64
+		if err := rows.Scan(&op.Seq, &us, &op.Body); err != nil {
+			return nil, fmt.Errorf("page: %w", err)
+		}
+		op.IngestedAt = fromMicros(us)
+		res.Ops = append(res.Ops, op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	if n := len(res.Ops); n > 0 {
+		res.NextCursor = res.Ops[n-1].Seq
+	}
+	return res, nil
+}
+
+// Head is the workspace's highest assigned serverSequence.
+func (s *Store) Head(ctx context.Context, workspace string) (int64, error) {
+	var h int64
+	err := s.r.QueryRowContext(ctx, "SELECT head FROM workspaces WHERE name = ?", workspace).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("head %q: %w", workspace, ErrNoWorkspace)
+	}
+	return h, err
+}

@@ -1,0 +1,245 @@
+// Package store keeps crosscode-mcp's state in SQLite (modernc.org/sqlite):
+// the workspace log that the coordination service and local mode share,
+// tokens, presence, and the migrations that create them.
+//
+// A Store is safe for concurrent use, and several processes may open the
+// same file at once: writes take the database's write lock with BEGIN
+// IMMEDIATE and wait up to the busy timeout for it; every commit is durable
+// (WAL with synchronous=FULL).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Options configure Open. A nil *Options means the defaults.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write
+	// lock before failing. Default 10s.
+	BusyTimeout time.Duration
+	// Readers is the size of the read connection pool. Default 4.
+	Readers int
+}
+
+// Store is an open workspace database.
+type Store struct {
+	path string
+	w    *sql.DB // one connection: every write goes through it
+	r    *sql.DB // read-only connections for pages and lookups
+
+	wsMu  sync.RWMutex
+	wsIDs map[string]int64 // workspace name -> id; ids never change
+
+	tokenMu    sync.Mutex
+	tokenCache map[[32]byte]tokenEntry
+}
+
+func dsn(path string, busy time.Duration, write bool) string {
+	u := url.URL{Scheme: "file", Path: path}
+	q := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
+		"_pragma=foreign_keys(ON)",
+	}
+	if write {
+		q = append(q, "_txlock=immediate")
+	} else {
+		q = append(q, "_pragma=query_only(1)")
+	}
+	return u.String() + "?" + strings.Join(q, "&")
+}
+
+// Open opens (creating if needed) the database at path, checks that WAL
+// took, and migrates the schema to the current version.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	o := Options{BusyTimeout: 10 * time.Second, Readers: 4}
+	if opts != nil {
+		if opts.BusyTimeout > 0 {
+			o.BusyTimeout = opts.BusyTimeout
+		}
+		if opts.Readers > 0 {
+			o.Readers = opts.Readers
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, true))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	s := &Store{path: abs, w: w, wsIDs: map[string]int64{}, tokenCache: map[[32]byte]tokenEntry{}}
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: journal_mode is %q, not wal (is it on a network filesystem?)", abs, mode)
+	}
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, false))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	r.SetMaxOpenConns(o.Readers)
+	r.SetMaxIdleConns(o.Readers)
+	s.r = r
+	return s, nil
+}
+
+// Path is the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Pending writes must have finished.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// migrations are applied in order; user_version counts how many ran.
+// Never edit a released migration: append a new one.
+var migrations = []string{
+	// 1: the workspace log.
+	`
+CREATE TABLE workspaces (
+	id               INTEGER PRIMARY KEY,
+	name             TEXT NOT NULL UNIQUE,
+	plan             TEXT NOT NULL,
+	head             INTEGER NOT NULL DEFAULT 0, -- highest serverSequence assigned
+	retained_through INTEGER NOT NULL DEFAULT 0, -- highest serverSequence retention deleted
+	last_ingested_us INTEGER NOT NULL DEFAULT 0, -- ingestedAt of head, unix microseconds
+	created_us       INTEGER NOT NULL
+);
+CREATE TABLE tokens (
+	hash       BLOB PRIMARY KEY, -- SHA-256 of the token; the token itself is never stored
+	ws         INTEGER NOT NULL REFERENCES workspaces(id),
+	created_us INTEGER NOT NULL
+) WITHOUT ROWID;
+-- The ordered log. Retention deletes old rows in serverSequence order.
+CREATE TABLE ops (
+	ws          INTEGER NOT NULL,
+	seq         INTEGER NOT NULL,
+	kind        INTEGER NOT NULL,
+	ingested_us INTEGER NOT NULL,
+	body        BLOB NOT NULL, -- canonical envelope JSON without serverSequence/ingestedAt
+	PRIMARY KEY (ws, seq)
+);
+CREATE INDEX ops_by_kind ON ops (ws, kind, seq);
+-- One row per envelope ever ingested, kept for ever: (replicaId, clientSequence)
+-- identifies an envelope, and a retried upload must get its original receipt
+-- even after retention deleted the operation.
+CREATE TABLE receipts (
+	ws          INTEGER NOT NULL,
+	replica     TEXT NOT NULL,
+	client_seq  INTEGER NOT NULL,
+	id          TEXT NOT NULL,
+	seq         INTEGER NOT NULL,
+	ingested_us INTEGER NOT NULL,
+	hash        BLOB NOT NULL, -- SHA-256 of the canonical envelope
+	PRIMARY KEY (ws, replica, client_seq)
+) WITHOUT ROWID;
+-- Every entity id ever opened, with its kind, kept for ever.
+CREATE TABLE entities (
+	ws   INTEGER NOT NULL,
+	id   TEXT NOT NULL,
+	kind INTEGER NOT NULL,
+	PRIMARY KEY (ws, id)
+) WITHOUT ROWID;
+CREATE TABLE presence (
+	ws         INTEGER NOT NULL,
+	replica    TEXT NOT NULL,
+	actor      TEXT NOT NULL,
+	session    TEXT NOT NULL,
+	agent      TEXT NOT NULL, -- JSON, or ''
+	status     TEXT NOT NULL,
+	updated_us INTEGER NOT NULL,
+	PRIMARY KEY (ws, replica)
+) WITHOUT ROWID;
+`,
+}
+
+// SchemaVersion is the schema version this binary writes.
+var SchemaVersion = len(migrations)
+
+// migrate applies missing migrations in one IMMEDIATE transaction, so two
+// processes opening a new file at once cannot both apply them.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary supports (%d): upgrade crosscode-mcp", v, len(migrations))
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Version reports the file's schema version.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+// IntegrityCheck runs SQLite's quick_check and returns its findings ("ok"
+// when healthy).
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	rows, err := s.r.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n"), rows.Err()
+}
+
+func micros(t time.Time) int64    { return t.UnixMicro() }
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
