@@ -241,5 +241,5 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 	return strings.Join(out, "\n"), rows.Err()
 }
 
-func micros(t time.Time) int64    { return t.UnixMicro() }
+func micros(t time.Time) int64      { return t.UnixMicro() }
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -317,7 +317,6 @@ func TestMigrationsAndVersion(t *testing.T) {
 	}
 }
 
-
 func TestTokens(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
