@@ -1,12 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -36,6 +37,22 @@ func (e *RuleError) Error() string { return string(e.Code) + ": " + e.Message }
 type Item struct {
 	Workspace string
 	Envelope  *protocol.Envelope // validated
+
+	body []byte   // canonical encoding, computed by prepare
+	hash [32]byte // its SHA-256
+}
+
+// prepare computes the item's canonical body and hash, off the writer's path.
+func (it *Item) prepare() error {
+	if it.body != nil {
+		return nil
+	}
+	body, err := it.Envelope.Canonical()
+	if err != nil {
+		return fmt.Errorf("encode envelope: %w", err)
+	}
+	it.body, it.hash = body, sha256.Sum256(body)
+	return nil
 }
 
 // Result is the outcome of one Item.
@@ -53,32 +70,36 @@ type Result struct {
 // same content) gets its original receipt; conflicts get a *RuleError in
 // its Result. The error return is for the database only, and then nothing
 // of the batch was written.
+//
+// The batch reads what it needs with a few set-wise queries and writes with
+// multi-row inserts, so a commit of many envelopes costs little more than
+// one of a single envelope.
 func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error) {
 	results := make([]Result, len(items))
+	for i := range items {
+		if err := items[i].prepare(); err != nil {
+			results[i].Err = err
+		}
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: begin: %w", err)
 	}
 	defer tx.Rollback()
-	b := batch{tx: tx, ctx: ctx, heads: map[int64]*head{}}
-	if err := b.prepare(); err != nil {
+	b := &batch{s: s, ctx: ctx, tx: tx, now: micros(time.Now()), ws: map[string]*wsState{}}
+	if err := b.load(items, results); err != nil {
 		return nil, err
 	}
-	defer b.close()
-	now := micros(time.Now())
-	for i, it := range items {
-		results[i], err = b.ingest(s, it, now)
-		if err != nil {
+	for i := range items {
+		if results[i].Err != nil {
+			continue
+		}
+		if results[i], err = b.decide(&items[i]); err != nil {
 			return nil, err
 		}
 	}
-	for ws, h := range b.heads {
-		if !h.dirty {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE workspaces SET head = ?, last_ingested_us = ? WHERE id = ?", h.seq, h.lastUs, ws); err != nil {
-			return nil, fmt.Errorf("ingest: update head: %w", err)
-		}
+	if err := b.flush(); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", err)
@@ -86,152 +107,319 @@ func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error)
 	return results, nil
 }
 
-type head struct {
-	seq    int64
+const (
+	// The highest clientSequence of each replica named in a JSON array.
+	selectReplicasSQL = `SELECT j.value, (SELECT max(client_seq) FROM receipts WHERE ws = ? AND replica = j.value) FROM json_each(?) AS j`
+	selectEntitiesSQL = `SELECT id, kind FROM entities WHERE ws = ? AND id IN (SELECT value FROM json_each(?))`
+	selectHeadSQL     = `SELECT head, last_ingested_us FROM workspaces WHERE id = ?`
+	updateHeadSQL     = `UPDATE workspaces SET head = ?, last_ingested_us = ? WHERE id = ?`
+	selectReceiptSQL  = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
+)
+
+type replicaKey struct {
+	ws      int64
+	replica string
+}
+
+type receiptKey struct {
+	replicaKey
+	clientSeq int64
+}
+
+type receiptRow struct {
+	id    string
+	seq   int64
+	ingUs int64
+	hash  [32]byte
+}
+
+// wsState is what a batch knows of one workspace.
+type wsState struct {
+	id     int64
+	head   int64
 	lastUs int64
 	dirty  bool
 }
 
 type batch struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	heads map[int64]*head
+	s   *Store
+	ctx context.Context
+	tx  *sql.Tx
+	now int64
 
-	receipt, maxClient, entity, insOp, insReceipt, insEntity *sql.Stmt
+	ws         map[string]*wsState
+	maxClient  map[replicaKey]int64      // highest clientSequence per replica, DB and batch
+	inBatch    map[receiptKey]receiptRow // receipts written by this batch
+	entityKind map[replicaKey]int        // (ws, id) -> kind, for ids the batch touches; 0 = none
+	ops        []any                     // rows for the ops insert
+	receipts   []any                     // rows for the receipts insert
+	entities   []any                     // rows for the entities insert
 }
 
-func (b *batch) prepare() error {
-	var err error
-	p := func(q string) *sql.Stmt {
-		if err != nil {
-			return nil
+// load resolves the batch's workspaces and reads, set-wise, each replica's
+// highest clientSequence and the kinds of the ids the batch names.
+func (b *batch) load(items []Item, results []Result) error {
+	b.maxClient = map[replicaKey]int64{}
+	b.inBatch = map[receiptKey]receiptRow{}
+	b.entityKind = map[replicaKey]int{}
+	replicas := map[int64][]string{}
+	ids := map[int64][]string{}
+	for i, it := range items {
+		if results[i].Err != nil {
+			continue
 		}
-		var st *sql.Stmt
-		st, err = b.tx.PrepareContext(b.ctx, q)
-		return st
+		st, err := b.workspace(it.Workspace)
+		if errors.Is(err, ErrNoWorkspace) {
+			results[i].Err = fmt.Errorf("workspace %q: %w", it.Workspace, ErrNoWorkspace)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rk := replicaKey{st.id, it.Envelope.ReplicaID}
+		if _, ok := b.maxClient[rk]; !ok {
+			b.maxClient[rk] = -1
+			replicas[st.id] = append(replicas[st.id], rk.replica)
+		}
+		ek := replicaKey{st.id, it.Envelope.ID}
+		if _, ok := b.entityKind[ek]; !ok {
+			b.entityKind[ek] = 0
+			ids[st.id] = append(ids[st.id], ek.replica)
+		}
 	}
-	// The lowest clientSequence at or above ours tells rules 1 and 2 at once:
-	// equal means this (replica, clientSequence) exists; above means ours regressed.
-	b.receipt = p("SELECT client_seq, id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq >= ? ORDER BY client_seq LIMIT 1")
-	b.maxClient = p("SELECT max(client_seq) FROM receipts WHERE ws = ? AND replica = ?")
-	b.entity = p("SELECT kind FROM entities WHERE ws = ? AND id = ?")
-	b.insOp = p("INSERT INTO ops (ws, seq, kind, ingested_us, body) VALUES (?, ?, ?, ?, ?)")
-	b.insReceipt = p("INSERT INTO receipts (ws, replica, client_seq, id, seq, ingested_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?)")
-	b.insEntity = p("INSERT INTO entities (ws, id, kind) VALUES (?, ?, ?)")
-	if err != nil {
-		b.close()
-		return fmt.Errorf("ingest: prepare: %w", err)
+	for ws, names := range replicas {
+		arg, _ := json.Marshal(names)
+		rows, err := b.query(selectReplicasSQL, ws, string(arg))
+		if err != nil {
+			return fmt.Errorf("ingest: read replicas: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var highest sql.NullInt64
+			if err := rows.Scan(&name, &highest); err != nil {
+				rows.Close()
+				return fmt.Errorf("ingest: read replicas: %w", err)
+			}
+			if highest.Valid {
+				b.maxClient[replicaKey{ws, name}] = highest.Int64
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("ingest: read replicas: %w", err)
+		}
+	}
+	for ws, names := range ids {
+		arg, _ := json.Marshal(names)
+		rows, err := b.query(selectEntitiesSQL, ws, string(arg))
+		if err != nil {
+			return fmt.Errorf("ingest: read entities: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var kind int
+			if err := rows.Scan(&id, &kind); err != nil {
+				rows.Close()
+				return fmt.Errorf("ingest: read entities: %w", err)
+			}
+			b.entityKind[replicaKey{ws, id}] = kind
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("ingest: read entities: %w", err)
+		}
 	}
 	return nil
 }
 
-func (b *batch) close() {
-	for _, st := range []*sql.Stmt{b.receipt, b.maxClient, b.entity, b.insOp, b.insReceipt, b.insEntity} {
-		if st != nil {
-			st.Close()
-		}
+// stmt returns the transaction's handle on a statement prepared when the
+// Store opened (see prepareWriter).
+func (b *batch) stmt(query string) (*sql.Stmt, error) {
+	st, ok := b.s.stmts[query]
+	if !ok {
+		return nil, fmt.Errorf("ingest: statement not prepared: %s", query)
 	}
+	return b.tx.StmtContext(b.ctx, st), nil
 }
 
-func (b *batch) head(ws int64) (*head, error) {
-	if h, ok := b.heads[ws]; ok {
-		return h, nil
+func (b *batch) query(q string, args ...any) (*sql.Rows, error) {
+	st, err := b.stmt(q)
+	if err != nil {
+		return nil, err
 	}
-	h := &head{}
-	if err := b.tx.QueryRowContext(b.ctx, "SELECT head, last_ingested_us FROM workspaces WHERE id = ?", ws).Scan(&h.seq, &h.lastUs); err != nil {
+	return st.QueryContext(b.ctx, args...)
+}
+
+func (b *batch) exec(q string, args ...any) error {
+	st, err := b.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(b.ctx, args...)
+	return err
+}
+
+func (b *batch) workspace(name string) (*wsState, error) {
+	if st, ok := b.ws[name]; ok {
+		return st, nil
+	}
+	id, err := b.s.workspaceID(b.ctx, b.tx, name)
+	if err != nil {
+		return nil, err
+	}
+	st := &wsState{id: id}
+	rows, err := b.query(selectHeadSQL, id)
+	if err == nil {
+		if rows.Next() {
+			err = rows.Scan(&st.head, &st.lastUs)
+		} else {
+			err = sql.ErrNoRows
+		}
+		err = errors.Join(err, rows.Close())
+	}
+	if err != nil {
 		return nil, fmt.Errorf("ingest: read head: %w", err)
 	}
-	b.heads[ws] = h
-	return h, nil
+	b.ws[name] = st
+	return st, nil
 }
 
-func (b *batch) ingest(s *Store, it Item, now int64) (Result, error) {
+// decide applies the rules of spec section 4 to one item, in order.
+func (b *batch) decide(it *Item) (Result, error) {
 	e := it.Envelope
-	ws, err := s.workspaceID(b.ctx, b.tx, it.Workspace)
-	if errors.Is(err, ErrNoWorkspace) {
-		return Result{Err: fmt.Errorf("workspace %q: %w", it.Workspace, ErrNoWorkspace)}, nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("ingest: %w", err)
-	}
-	body, err := e.Canonical()
-	if err != nil {
-		return Result{Err: fmt.Errorf("encode envelope: %w", err)}, nil
-	}
-	hash := sha256.Sum256(body)
+	st := b.ws[it.Workspace]
+	rk := replicaKey{st.id, e.ReplicaID}
 
 	// Rules 1 and 2: (replicaId, clientSequence) identifies an envelope for ever.
-	var (
-		clientSeq, seq, ingUs int64
-		id                    string
-		oldHash               []byte
-	)
-	err = b.receipt.QueryRowContext(b.ctx, ws, e.ReplicaID, e.ClientSequence).Scan(&clientSeq, &id, &seq, &ingUs, &oldHash)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return Result{}, fmt.Errorf("ingest: read receipt: %w", err)
-	case clientSeq == e.ClientSequence && bytes.Equal(oldHash, hash[:]):
-		return Result{Receipt: protocol.IngestReceipt{ID: id, ServerSequence: seq, IngestedAt: fromMicros(ingUs), Duplicate: true}}, nil
-	case clientSeq == e.ClientSequence && id == e.ID:
-		return Result{Err: &RuleError{protocol.CodeIDConflict, fmt.Sprintf(
-			"replica %q already sent clientSequence %d for id %q with other content (serverSequence %d); a changed envelope needs a new clientSequence",
-			e.ReplicaID, e.ClientSequence, id, seq)}}, nil
-	case clientSeq == e.ClientSequence:
-		return Result{Err: &RuleError{protocol.CodeClientSequenceRegression, fmt.Sprintf(
-			"replica %q already used clientSequence %d for id %q; clientSequence values are never reused",
-			e.ReplicaID, e.ClientSequence, id)}}, nil
-	default:
-		var highest int64
-		if err := b.maxClient.QueryRowContext(b.ctx, ws, e.ReplicaID).Scan(&highest); err != nil {
-			return Result{}, fmt.Errorf("ingest: read highest clientSequence: %w", err)
+	if highest := b.maxClient[rk]; e.ClientSequence <= highest {
+		old, found, err := b.receipt(receiptKey{rk, e.ClientSequence})
+		switch {
+		case err != nil:
+			return Result{}, err
+		case !found:
+			return refuse(protocol.CodeClientSequenceRegression,
+				"clientSequence %d is not above replica %q's highest ingested clientSequence %d", e.ClientSequence, e.ReplicaID, highest)
+		case old.hash == it.hash:
+			return Result{Receipt: protocol.IngestReceipt{ID: old.id, ServerSequence: old.seq, IngestedAt: fromMicros(old.ingUs), Duplicate: true}}, nil
+		case old.id == e.ID:
+			return refuse(protocol.CodeIDConflict,
+				"replica %q already sent clientSequence %d for id %q with other content (serverSequence %d); a changed envelope needs a new clientSequence",
+				e.ReplicaID, e.ClientSequence, old.id, old.seq)
+		default:
+			return refuse(protocol.CodeClientSequenceRegression,
+				"replica %q already used clientSequence %d for id %q; clientSequence values are never reused", e.ReplicaID, e.ClientSequence, old.id)
 		}
-		return Result{Err: &RuleError{protocol.CodeClientSequenceRegression, fmt.Sprintf(
-			"clientSequence %d is not above replica %q's highest ingested clientSequence %d",
-			e.ClientSequence, e.ReplicaID, highest)}}, nil
 	}
 
 	// Rule 3: opening events need a new id; changing events an existing one of their kind.
-	kind := kindCode(e.Type.Kind())
-	var existing int
-	err = b.entity.QueryRowContext(b.ctx, ws, e.ID).Scan(&existing)
-	found := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return Result{}, fmt.Errorf("ingest: read entity: %w", err)
-	}
+	ek := replicaKey{st.id, e.ID}
+	kind, existing := kindCode(e.Type.Kind()), b.entityKind[ek]
 	switch {
-	case e.Type.Opens() && found:
-		return Result{Err: &RuleError{protocol.CodeIDConflict, fmt.Sprintf(
-			"%s: id %q already exists (a %s); opening events need a new id", e.Type, e.ID, protocol.Kinds[existing-1])}}, nil
-	case !e.Type.Opens() && (!found || existing != kind):
-		return Result{Err: &RuleError{protocol.CodeUnknownEntity, fmt.Sprintf(
-			"%s: no %s with id %q exists in this workspace", e.Type, e.Type.Kind(), e.ID)}}, nil
+	case e.Type.Opens() && existing != 0:
+		return refuse(protocol.CodeIDConflict, "%s: id %q already exists (a %s); opening events need a new id", e.Type, e.ID, protocol.Kinds[existing-1])
+	case !e.Type.Opens() && existing != kind:
+		return refuse(protocol.CodeUnknownEntity, "%s: no %s with id %q exists in this workspace", e.Type, e.Type.Kind(), e.ID)
 	}
 
-	h, err := b.head(ws)
-	if err != nil {
-		return Result{}, err
-	}
-	seq = h.seq + 1
-	ingUs = max(now, h.lastUs) // ingestedAt never goes back, even if the clock does
-	if _, err := b.insOp.ExecContext(b.ctx, ws, seq, kind, ingUs, body); err != nil {
-		return Result{}, fmt.Errorf("ingest: insert op: %w", err)
-	}
-	if _, err := b.insReceipt.ExecContext(b.ctx, ws, e.ReplicaID, e.ClientSequence, e.ID, seq, ingUs, hash[:]); err != nil {
-		return Result{}, fmt.Errorf("ingest: insert receipt: %w", err)
-	}
+	seq := st.head + 1
+	ingUs := max(b.now, st.lastUs) // ingestedAt never goes back, even if the clock does
+	st.head, st.lastUs, st.dirty = seq, ingUs, true
+	b.maxClient[rk] = e.ClientSequence
+	b.inBatch[receiptKey{rk, e.ClientSequence}] = receiptRow{id: e.ID, seq: seq, ingUs: ingUs, hash: it.hash}
 	if e.Type.Opens() {
-		if _, err := b.insEntity.ExecContext(b.ctx, ws, e.ID, kind); err != nil {
-			return Result{}, fmt.Errorf("ingest: insert entity: %w", err)
-		}
+		b.entityKind[ek] = kind
+		b.entities = append(b.entities, st.id, e.ID, kind)
 	}
-	h.seq, h.lastUs, h.dirty = seq, ingUs, true
+	b.ops = append(b.ops, st.id, seq, kind, ingUs, it.body)
+	b.receipts = append(b.receipts, st.id, e.ReplicaID, e.ClientSequence, e.ID, seq, ingUs, it.hash[:])
 
 	logged := *e
 	at := fromMicros(ingUs)
 	logged.ServerSequence, logged.IngestedAt = seq, &at
-	return Result{
-		Receipt: protocol.IngestReceipt{ID: e.ID, ServerSequence: seq, IngestedAt: at},
-		Logged:  &logged,
-	}, nil
+	return Result{Receipt: protocol.IngestReceipt{ID: e.ID, ServerSequence: seq, IngestedAt: at}, Logged: &logged}, nil
+}
+
+func refuse(code protocol.ErrorCode, format string, args ...any) (Result, error) {
+	return Result{Err: &RuleError{Code: code, Message: fmt.Sprintf(format, args...)}}, nil
+}
+
+// receipt finds the receipt of an exact (replica, clientSequence): the
+// rare path of retries and conflicts.
+func (b *batch) receipt(k receiptKey) (receiptRow, bool, error) {
+	if r, ok := b.inBatch[k]; ok {
+		return r, true, nil
+	}
+	var r receiptRow
+	var hash []byte
+	st, err := b.stmt(selectReceiptSQL)
+	if err != nil {
+		return r, false, err
+	}
+	err = st.QueryRowContext(b.ctx, k.ws, k.replica, k.clientSeq).Scan(&r.id, &r.seq, &r.ingUs, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("ingest: read receipt: %w", err)
+	}
+	copy(r.hash[:], hash)
+	return r, true, nil
+}
+
+// flush writes the batch's rows with multi-row inserts and moves the heads.
+func (b *batch) flush() error {
+	for i, rows := range [][]any{b.ops, b.receipts, b.entities} {
+		if err := b.insert(insertTables[i].table, insertTables[i].cols, rows); err != nil {
+			return err
+		}
+	}
+	for _, st := range b.ws {
+		if !st.dirty {
+			continue
+		}
+		if err := b.exec(updateHeadSQL, st.head, st.lastUs, st.id); err != nil {
+			return fmt.Errorf("ingest: update head: %w", err)
+		}
+	}
+	return nil
+}
+
+// insertChunks are the row counts of the prepared multi-row inserts; a
+// batch of n rows is written as n's binary decomposition.
+var insertChunks = []int{128, 64, 32, 16, 8, 4, 2, 1}
+
+var insertTables = []struct {
+	table string
+	cols  int
+}{
+	{"ops (ws, seq, kind, ingested_us, body)", 5},
+	{"receipts (ws, replica, client_seq, id, seq, ingested_us, hash)", 7},
+	{"entities (ws, id, kind)", 3},
+}
+
+func insertSQL(table string, cols, rows int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	return "INSERT INTO " + table + " VALUES " + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+}
+
+// writerStatements lists every statement a batch runs, for prepareWriter.
+func writerStatements() []string {
+	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, updateHeadSQL, selectReceiptSQL}
+	for _, t := range insertTables {
+		for _, n := range insertChunks {
+			qs = append(qs, insertSQL(t.table, t.cols, n))
+		}
+	}
+	return qs
+}
+
+// insert writes args (cols values per row) with the prepared multi-row inserts.
+func (b *batch) insert(table string, cols int, args []any) error {
+	for _, n := range insertChunks {
+		for len(args) >= n*cols {
+			if err := b.exec(insertSQL(table, cols, n), args[:n*cols]...); err != nil {
+				return fmt.Errorf("ingest: insert into %s: %w", table, err)
+			}
+			args = args[n*cols:]
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -15,6 +16,9 @@ var ErrClosed = errors.New("ingester closed")
 type IngesterOptions struct {
 	// MaxBatch is the most envelopes one commit carries. Default 512.
 	MaxBatch int
+	// GatherWait is the longest the writer waits for concurrent callers to
+	// fill a batch as large as recent ones. Default 150µs; negative: never wait.
+	GatherWait time.Duration
 	// OnCommit, if set, receives the envelopes each commit logged, in
 	// server order, on the writer goroutine, right after the commit and
 	// before any of their callers get their receipts. It must not block.
@@ -28,6 +32,7 @@ type IngesterOptions struct {
 type Ingester struct {
 	s        *Store
 	maxBatch int
+	wait     time.Duration
 	onCommit func([]*protocol.Envelope)
 
 	in   chan *pending
@@ -46,10 +51,13 @@ type pending struct {
 
 // NewIngester starts an ingester over s. Close it before closing s.
 func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
-	in := &Ingester{s: s, maxBatch: 512, done: make(chan struct{})}
+	in := &Ingester{s: s, maxBatch: 512, wait: 150 * time.Microsecond, done: make(chan struct{})}
 	if opts != nil {
 		if opts.MaxBatch > 0 {
 			in.maxBatch = opts.MaxBatch
+		}
+		if opts.GatherWait != 0 {
+			in.wait = max(opts.GatherWait, 0)
 		}
 		in.onCommit = opts.OnCommit
 	}
@@ -63,6 +71,11 @@ func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
 // (database, shutdown); rule refusals are in Result.Err.
 func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.Envelope) (Result, error) {
 	p := &pending{ctx: ctx, item: Item{Workspace: workspace, Envelope: e}, done: make(chan struct{})}
+	// Encoding and hashing happen here, on the caller's goroutine, so the
+	// single writer spends its time on the database alone.
+	if err := p.item.prepare(); err != nil {
+		return Result{Err: err}, nil
+	}
 	in.mu.RLock()
 	if in.shut {
 		in.mu.RUnlock()
@@ -98,24 +111,14 @@ func (in *Ingester) loop() {
 	defer close(in.done)
 	batch := make([]*pending, 0, in.maxBatch)
 	items := make([]Item, 0, in.maxBatch)
+	target := 1.0
 	for {
 		p, ok := <-in.in
 		if !ok {
 			return
 		}
 		batch = append(batch[:0], p)
-	gather:
-		for len(batch) < in.maxBatch {
-			select {
-			case p, ok := <-in.in:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, p)
-			default:
-				break gather
-			}
-		}
+		batch = in.gather(batch, &target)
 		items = items[:0]
 		for _, p := range batch {
 			items = append(items, p.item)
@@ -141,4 +144,47 @@ func (in *Ingester) loop() {
 			close(p.done)
 		}
 	}
+}
+
+// gather adds to batch what is queued. Concurrent callers resubmit a few
+// microseconds after their previous commit, so taking only what is queued
+// splits them into two alternating half-size batches. When recent batches
+// were larger than what is queued now, gather waits up to GatherWait for
+// the rest, like PostgreSQL's commit_delay with commit_siblings: a lone
+// sequential caller (recent batches of one) never waits.
+func (in *Ingester) gather(batch []*pending, target *float64) []*pending {
+	drain := func() bool {
+		for len(batch) < in.maxBatch {
+			select {
+			case p, ok := <-in.in:
+				if !ok {
+					return false
+				}
+				batch = append(batch, p)
+			default:
+				return true
+			}
+		}
+		return true
+	}
+	open := drain()
+	if open && float64(len(batch)) < *target && in.wait > 0 {
+		timer := time.NewTimer(in.wait)
+	wait:
+		for float64(len(batch)) < *target && len(batch) < in.maxBatch {
+			select {
+			case p, ok := <-in.in:
+				if !ok {
+					break wait
+				}
+				batch = append(batch, p)
+			case <-timer.C:
+				break wait
+			}
+		}
+		timer.Stop()
+	}
+	// The target follows the largest recent batch and decays when callers leave.
+	*target = max(float64(len(batch)), *target*0.9)
+	return batch
 }

@@ -41,6 +41,12 @@ type Store struct {
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
+	ck     *sql.DB // the background checkpointer's connection
+	stopCk chan struct{}
+	ckDone chan struct{}
+
+	stmts map[string]*sql.Stmt // prepared on w at Open, reused by every batch
+
 	tokenMu    sync.Mutex
 	tokenCache map[[32]byte]tokenEntry
 }
@@ -54,7 +60,9 @@ func dsn(path string, busy time.Duration, write bool) string {
 		"_pragma=foreign_keys(ON)",
 	}
 	if write {
-		q = append(q, "_txlock=immediate")
+		// Checkpoints run in the background (see checkpointer); this is
+		// only the safety net if that falls behind.
+		q = append(q, "_txlock=immediate", "_pragma=wal_autocheckpoint(20000)", "_pragma=journal_size_limit(67108864)")
 	} else {
 		q = append(q, "_pragma=query_only(1)")
 	}
@@ -88,7 +96,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{path: abs, w: w, wsIDs: map[string]int64{}, tokenCache: map[[32]byte]tokenEntry{}}
+	s := &Store{path: abs, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		w.Close()
@@ -102,6 +110,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
+	// Prepare every statement of the ingest path now: w has one
+	// connection, so nothing can be prepared on it while a batch holds it.
+	for _, q := range writerStatements() {
+		st, err := w.PrepareContext(ctx, q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store: prepare: %w", err)
+		}
+		s.stmts[q] = st
+	}
 	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, false))
 	if err != nil {
 		w.Close()
@@ -110,6 +128,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
 	s.r = r
+	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, true))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	ck.SetMaxOpenConns(1)
+	s.ck = ck
+	s.stopCk = make(chan struct{})
+	s.ckDone = make(chan struct{})
+	go s.checkpointer(250 * time.Millisecond)
 	return s, nil
 }
 
@@ -118,7 +146,37 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database. Pending writes must have finished.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	var errs []error
+	if s.ck != nil {
+		close(s.stopCk)
+		<-s.ckDone
+		errs = append(errs, s.ck.Close())
+	}
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	return errors.Join(append(errs, s.w.Close())...)
+}
+
+// checkpointer copies the WAL back into the database file every interval,
+// on its own connection, so commits on the writer never pay for it.
+// Concurrent writers are fine (PASSIVE); another process checkpointing at
+// the same time makes this one skip.
+func (s *Store) checkpointer(interval time.Duration) {
+	defer close(s.ckDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCk:
+			return
+		case <-t.C:
+			_, _ = s.ck.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
 }
 
 // migrations are applied in order; user_version counts how many ran.

@@ -156,7 +156,7 @@ func TestBatchSeesItsOwnWrites(t *testing.T) {
 	a := fixture.NewReplica("mygame", "rep_a", "ada")
 	c := a.Claim("clm_1", true, "a/**")
 	rel := a.Release("clm_1", "a/**")
-	items := []Item{{"mygame", c}, {"mygame", c}, {"mygame", rel}, {"mygame", a.Claim("clm_1", true, "b")}}
+	items := []Item{{Workspace: "mygame", Envelope: c}, {Workspace: "mygame", Envelope: c}, {Workspace: "mygame", Envelope: rel}, {Workspace: "mygame", Envelope: a.Claim("clm_1", true, "b")}}
 	res, err := s.IngestBatch(context.Background(), items)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestPageByCursorAndKind(t *testing.T) {
 	a := fixture.NewReplica("mygame", "rep_a", "ada")
 	var items []Item
 	for i := range 250 {
-		items = append(items, Item{"mygame", a.Any("e", i)})
+		items = append(items, Item{Workspace: "mygame", Envelope: a.Any("e", i)})
 	}
 	res, err := s.IngestBatch(context.Background(), items)
 	if err != nil {
