@@ -43,6 +43,7 @@ const (
 	CodeIDConflict               ErrorCode = "ID_CONFLICT"                // 409
 	CodeClientSequenceRegression ErrorCode = "CLIENT_SEQUENCE_REGRESSION" // 409
 	CodeUnknownEntity            ErrorCode = "UNKNOWN_ENTITY"             // 409
+	CodeCursorTooOld             ErrorCode = "CURSOR_TOO_OLD"             // 410, to version-1 readers
 	CodePayloadTooLarge          ErrorCode = "PAYLOAD_TOO_LARGE"          // 413
 	CodeSlowConsumer             ErrorCode = "SLOW_CONSUMER"              // WebSocket close reason
 	CodeUnavailable              ErrorCode = "UNAVAILABLE"                // 503, shutting down

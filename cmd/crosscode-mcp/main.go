@@ -1,0 +1,69 @@
+// Command crosscode-mcp is the stdio MCP server that lets coding agents
+// coordinate on one repository and play the game they are editing, and the
+// coordination service they can share (`crosscode-mcp serve`).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "crosscode-mcp:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a command-line mistake (exit status 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+const usage = `crosscode-mcp: coordination and game capture for coding agents
+
+Usage:
+  crosscode-mcp [flags]                      the stdio MCP server (what agents start)
+  crosscode-mcp serve --listen ADDR --data DIR
+                                             the coordination service
+  crosscode-mcp token create --workspace W [--data DIR] [--plan P]
+                                             create a workspace access token
+  crosscode-mcp version                      print the version
+
+Run 'crosscode-mcp COMMAND -h' for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			return runServe(ctx, args[1:], stdout, stderr)
+		case "token":
+			return runToken(ctx, args[1:], stdout, stderr)
+		case "version", "--version", "-version":
+			fmt.Fprintln(stdout, versionString())
+			return nil
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+	}
+	return usageError{"the stdio MCP server is not built yet; available: serve, token create, version\n\n" + usage}
+}

@@ -1,0 +1,152 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// WebSocket timings.
+const (
+	subscribeWait = 10 * time.Second // the subscribe frame must arrive within this
+	writeWait     = 10 * time.Second // one frame must be written within this
+	pingEvery     = 20 * time.Second // keepalive; a dead peer goes offline
+)
+
+// subscribe serves GET /v1/subscribe: a WebSocket whose first client frame
+// is {"type":"subscribe",...}; then the service sends fan-out frames for
+// every operation after the acknowledged cursor, in server order.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.shutdown:
+		writeError(w, http.StatusServiceUnavailable, protocol.CodeUnavailable, "the service is shutting down; retry")
+		return
+	default:
+	}
+	// The default Origin check refuses browsers from other sites; tools
+	// send no Origin. Authentication is the subscribe frame's token.
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	s.wsWG.Add(1)
+	defer s.wsWG.Done()
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 10)
+	ctx := r.Context()
+
+	refuse := func(code protocol.ErrorCode, msg string) {
+		b, _ := json.Marshal(protocol.WSError{Type: "error", Code: code, Message: msg})
+		wctx, cancel := context.WithTimeout(ctx, writeWait)
+		defer cancel()
+		if c.Write(wctx, websocket.MessageText, b) == nil {
+			c.Close(protocol.CloseRefused, string(code))
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, subscribeWait)
+	typ, data, err := c.Read(rctx)
+	cancel()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		refuse(protocol.CodeSchemaInvalid, "expected a subscribe frame within 10s")
+		return
+	case err != nil:
+		return
+	case typ != websocket.MessageText:
+		refuse(protocol.CodeSchemaInvalid, "frames must be JSON text")
+		return
+	}
+	req, err := protocol.DecodeWSSubscribe(data)
+	if err != nil {
+		refuse(protocol.CodeSchemaInvalid, err.Error())
+		return
+	}
+	ws, err := s.store.Authenticate(ctx, req.AccessToken)
+	switch {
+	case errors.Is(err, store.ErrBadToken):
+		refuse(protocol.CodeUnauthenticated, "unknown access token")
+		return
+	case err != nil:
+		s.log.Error("authenticate", "err", err)
+		refuse(protocol.CodeInternal, "authentication failed; see the service log")
+		return
+	case ws != req.WorkspaceID:
+		refuse(protocol.CodeForbidden, fmt.Sprintf("the token belongs to workspace %q, not %q", ws, req.WorkspaceID))
+		return
+	}
+	sub, head, err := s.broker.subscribe(ctx, ws, req.ReplicaID)
+	if err != nil {
+		s.log.Error("subscribe", "err", err)
+		refuse(protocol.CodeInternal, "subscribe failed; see the service log")
+		return
+	}
+	defer s.unsubscribe(sub)
+
+	ack, _ := json.Marshal(protocol.WSSubscribed{Type: "subscribed", Cursor: head})
+	if !write(ctx, c, ack) {
+		return
+	}
+	peerGone := c.CloseRead(ctx)
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	last := head // the last serverSequence written to this subscriber
+	for {
+		select {
+		case f := <-sub.queue:
+			if !write(ctx, c, f.data) {
+				return
+			}
+			if f.seq > 0 {
+				last = f.seq
+			}
+		case <-sub.overflow:
+			s.log.Warn("closing slow subscriber", "workspace", ws, "replica", req.ReplicaID, "cursor", last)
+			c.Close(protocol.CloseSlowConsumer, fmt.Sprintf("%s: fell behind; resume with GET /v1/events?afterSequence=%d", protocol.CodeSlowConsumer, last))
+			return
+		case <-peerGone.Done():
+			return
+		case <-s.shutdown:
+			c.Close(websocket.StatusGoingAway, "service shutting down; reconnect and resume from your cursor")
+			return
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, writeWait)
+			err := c.Ping(pctx)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+func write(ctx context.Context, c *websocket.Conn, b []byte) bool {
+	wctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	return c.Write(wctx, websocket.MessageText, b) == nil
+}
+
+// unsubscribe drops sub and, when it was the replica's last connection,
+// marks the replica offline and tells the others.
+func (s *Server) unsubscribe(sub *subscriber) {
+	if s.broker.unsubscribe(sub) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := s.store.MarkOffline(ctx, sub.workspace, sub.replica)
+	if err != nil {
+		s.log.Error("mark offline", "err", err)
+		return
+	}
+	if p != nil {
+		s.broker.publishPresence(sub.workspace, p)
+	}
+}
