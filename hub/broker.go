@@ -13,6 +13,7 @@ import (
 // serverSequence; presence frames have seq 0.
 type frame struct {
 	seq  int64
+	ws   string
 	data []byte
 }
 
@@ -86,6 +87,18 @@ func (b *broker) unsubscribe(s *subscriber) (replicaStillOnline bool) {
 // every subscriber of their workspace. It never blocks: a subscriber whose
 // queue is full is failed and must resume by cursor.
 func (b *broker) publish(logged []*protocol.Envelope) {
+	b.mu.Lock()
+	listeners := 0
+	for _, e := range logged {
+		listeners += len(b.subs[e.WorkspaceID])
+		if e.ServerSequence > b.head[e.WorkspaceID] {
+			b.head[e.WorkspaceID] = e.ServerSequence
+		}
+	}
+	b.mu.Unlock()
+	if listeners == 0 {
+		return // nobody to encode frames for; the head moved
+	}
 	frames := make([]frame, 0, len(logged))
 	for _, e := range logged {
 		data, err := json.Marshal(protocol.NewFanOut(e))
@@ -93,16 +106,12 @@ func (b *broker) publish(logged []*protocol.Envelope) {
 			b.log.Error("encode fan-out frame", "seq", e.ServerSequence, "err", err)
 			continue
 		}
-		frames = append(frames, frame{seq: e.ServerSequence, data: data})
+		frames = append(frames, frame{seq: e.ServerSequence, ws: e.WorkspaceID, data: data})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, f := range frames {
-		ws := logged[i].WorkspaceID
-		if f.seq > b.head[ws] {
-			b.head[ws] = f.seq
-		}
-		for s := range b.subs[ws] {
+	for _, f := range frames {
+		for s := range b.subs[f.ws] {
 			if f.seq <= s.from {
 				continue
 			}

@@ -69,6 +69,9 @@ func New(cfg Config) *Server {
 // Handler is the service's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
+// IngestStats reports the ingester's running totals.
+func (s *Server) IngestStats() store.IngesterStats { return s.ingester.Stats() }
+
 // RetentionFor is the history retention of a plan, or the override.
 func (s *Server) RetentionFor(plan string) time.Duration {
 	if s.cfg.Retention > 0 {

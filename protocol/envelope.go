@@ -146,14 +146,27 @@ func (*rawPayload) EntityID() string             { return "" }
 func (*rawPayload) EntityWorkspace() string      { return "" }
 func (*rawPayload) validate(*checker, EventType) {}
 
+// plainEnvelope is Envelope without its methods, so encoding/json decodes
+// it field by field; its Payload holds a *rawPayload while decoding.
+type plainEnvelope Envelope
+
+func newPlainEnvelope() (*plainEnvelope, *rawPayload) {
+	raw := &rawPayload{}
+	return &plainEnvelope{Payload: raw}, raw
+}
+
 // UnmarshalJSON decodes and validates an envelope strictly.
 func (e *Envelope) UnmarshalJSON(data []byte) error {
-	type plain Envelope
-	raw := &rawPayload{}
-	p := plain{Payload: raw}
-	if err := decodeStrict(data, &p, ""); err != nil {
+	p, raw := newPlainEnvelope()
+	if err := decodeStrict(data, p, ""); err != nil {
 		return err
 	}
+	return e.finish(p, raw)
+}
+
+// finish completes decoding once the envelope's own fields are in p and
+// its payload's bytes in raw: it decodes the payload by type and validates.
+func (e *Envelope) finish(p *plainEnvelope, raw *rawPayload) error {
 	if p.Payload == nil || raw.data == nil || bytes.Equal(raw.data, []byte("null")) {
 		if p.Type.Valid() {
 			return fieldErr("payload", "required")
@@ -170,7 +183,7 @@ func (e *Envelope) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	p.Payload = payload
-	*e = Envelope(p)
+	*e = Envelope(*p)
 	return e.Validate()
 }
 

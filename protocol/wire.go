@@ -23,6 +23,20 @@ type IngestRequest struct {
 // kind. The envelope's type must belong to kind, and the service-assigned
 // fields (serverSequence, ingestedAt) must be absent.
 func DecodeIngestRequest(data []byte, kind Kind) (*Envelope, error) {
+	// Fast path: one strict pass over the request and the envelope's own
+	// fields, then one over the payload.
+	p, raw := newPlainEnvelope()
+	fast := struct {
+		Envelope *plainEnvelope `json:"envelope"`
+	}{p}
+	if decodeStrict(data, &fast, "") == nil && fast.Envelope != nil {
+		e := new(Envelope)
+		if err := e.finish(p, raw); err != nil {
+			return nil, jsonFieldError(err, "envelope")
+		}
+		return checkIngest(e, kind)
+	}
+	// Slow path, for failures: decode in steps so the error names its field.
 	var req struct {
 		Envelope json.RawMessage `json:"envelope"`
 	}
@@ -36,6 +50,11 @@ func DecodeIngestRequest(data []byte, kind Kind) (*Envelope, error) {
 	if err := e.UnmarshalJSON(req.Envelope); err != nil {
 		return nil, jsonFieldError(err, "envelope")
 	}
+	return checkIngest(e, kind)
+}
+
+// checkIngest applies the endpoint's rules to a decoded envelope.
+func checkIngest(e *Envelope, kind Kind) (*Envelope, error) {
 	switch {
 	case e.Type.Kind() != kind:
 		return nil, fieldErr("envelope.type", "%q does not belong on POST /v1/%s (send it to /v1/%s)", e.Type, kind.Collection(), e.Type.Kind().Collection())

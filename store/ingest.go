@@ -73,8 +73,21 @@ type Result struct {
 //
 // The batch reads what it needs with a few set-wise queries and writes with
 // multi-row inserts, so a commit of many envelopes costs little more than
-// one of a single envelope.
+// one of a single envelope. IngestBatch returns once the batch is durable.
 func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error) {
+	res, err := s.ingestBatch(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Sync(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	return res, nil
+}
+
+// ingestBatch is IngestBatch without the Sync: the batch is committed but
+// not yet durable.
+func (s *Store) ingestBatch(ctx context.Context, items []Item) ([]Result, error) {
 	results := make([]Result, len(items))
 	for i := range items {
 		if err := items[i].prepare(); err != nil {
@@ -111,9 +124,11 @@ const (
 	// The highest clientSequence of each replica named in a JSON array.
 	selectReplicasSQL = `SELECT j.value, (SELECT max(client_seq) FROM receipts WHERE ws = ? AND replica = j.value) FROM json_each(?) AS j`
 	selectEntitiesSQL = `SELECT id, kind FROM entities WHERE ws = ? AND id IN (SELECT value FROM json_each(?))`
-	selectHeadSQL     = `SELECT head, last_ingested_us FROM workspaces WHERE id = ?`
-	updateHeadSQL     = `UPDATE workspaces SET head = ?, last_ingested_us = ? WHERE id = ?`
-	selectReceiptSQL  = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
+	// The workspace's newest operation, with what retention remembers.
+	selectHeadSQL = `SELECT w.retained_through, w.last_ingested_us, coalesce(o.id, 0), coalesce(o.ingested_us, 0)
+		FROM workspaces w LEFT JOIN (SELECT id, ingested_us FROM ops WHERE id > ?1 AND id < ?2 ORDER BY id DESC LIMIT 1) o
+		WHERE w.id = ?3`
+	selectReceiptSQL = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
 )
 
 type replicaKey struct {
@@ -138,7 +153,6 @@ type wsState struct {
 	id     int64
 	head   int64
 	lastUs int64
-	dirty  bool
 }
 
 type batch struct {
@@ -266,10 +280,12 @@ func (b *batch) workspace(name string) (*wsState, error) {
 		return nil, err
 	}
 	st := &wsState{id: id}
-	rows, err := b.query(selectHeadSQL, id)
+	rows, err := b.query(selectHeadSQL, opID(id, 0), opID(id+1, 0), id)
 	if err == nil {
 		if rows.Next() {
-			err = rows.Scan(&st.head, &st.lastUs)
+			var retained, retainedUs, last, lastUs int64
+			err = rows.Scan(&retained, &retainedUs, &last, &lastUs)
+			st.head, st.lastUs = max(retained, opSeq(last)), max(retainedUs, lastUs)
 		} else {
 			err = sql.ErrNoRows
 		}
@@ -321,14 +337,14 @@ func (b *batch) decide(it *Item) (Result, error) {
 
 	seq := st.head + 1
 	ingUs := max(b.now, st.lastUs) // ingestedAt never goes back, even if the clock does
-	st.head, st.lastUs, st.dirty = seq, ingUs, true
+	st.head, st.lastUs = seq, ingUs
 	b.maxClient[rk] = e.ClientSequence
 	b.inBatch[receiptKey{rk, e.ClientSequence}] = receiptRow{id: e.ID, seq: seq, ingUs: ingUs, hash: it.hash}
 	if e.Type.Opens() {
 		b.entityKind[ek] = kind
 		b.entities = append(b.entities, st.id, e.ID, kind)
 	}
-	b.ops = append(b.ops, st.id, seq, kind, ingUs, it.body)
+	b.ops = append(b.ops, opID(st.id, seq), kind, ingUs, it.body)
 	b.receipts = append(b.receipts, st.id, e.ReplicaID, e.ClientSequence, e.ID, seq, ingUs, it.hash[:])
 
 	logged := *e
@@ -364,19 +380,11 @@ func (b *batch) receipt(k receiptKey) (receiptRow, bool, error) {
 	return r, true, nil
 }
 
-// flush writes the batch's rows with multi-row inserts and moves the heads.
+// flush writes the batch's rows with multi-row inserts.
 func (b *batch) flush() error {
 	for i, rows := range [][]any{b.ops, b.receipts, b.entities} {
 		if err := b.insert(insertTables[i].table, insertTables[i].cols, rows); err != nil {
 			return err
-		}
-	}
-	for _, st := range b.ws {
-		if !st.dirty {
-			continue
-		}
-		if err := b.exec(updateHeadSQL, st.head, st.lastUs, st.id); err != nil {
-			return fmt.Errorf("ingest: update head: %w", err)
 		}
 	}
 	return nil
@@ -390,7 +398,7 @@ var insertTables = []struct {
 	table string
 	cols  int
 }{
-	{"ops (ws, seq, kind, ingested_us, body)", 5},
+	{"ops (id, kind, ingested_us, body)", 4},
 	{"receipts (ws, replica, client_seq, id, seq, ingested_us, hash)", 7},
 	{"entities (ws, id, kind)", 3},
 }
@@ -402,7 +410,7 @@ func insertSQL(table string, cols, rows int) string {
 
 // writerStatements lists every statement a batch runs, for prepareWriter.
 func writerStatements() []string {
-	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, updateHeadSQL, selectReceiptSQL}
+	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}
 	for _, t := range insertTables {
 		for _, n := range insertChunks {
 			qs = append(qs, insertSQL(t.table, t.cols, n))

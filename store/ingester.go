@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -16,42 +18,64 @@ var ErrClosed = errors.New("ingester closed")
 type IngesterOptions struct {
 	// MaxBatch is the most envelopes one commit carries. Default 512.
 	MaxBatch int
-	// GatherWait is the longest the writer waits for concurrent callers to
-	// fill a batch as large as recent ones. Default 150µs; negative: never wait.
+	// GatherWait is the longest a committing caller waits for concurrent
+	// callers to fill a batch as large as recent ones. Default 100µs;
+	// negative: never wait.
 	GatherWait time.Duration
 	// OnCommit, if set, receives the envelopes each commit logged, in
-	// server order, on the writer goroutine, right after the commit and
-	// before any of their callers get their receipts. It must not block.
+	// server order, once they are durable and before any of their callers
+	// get their receipts. It must not block.
 	OnCommit func(logged []*protocol.Envelope)
 }
 
-// Ingester turns concurrent Ingest calls into shared commits (group
-// commit): while one transaction commits, the next batch gathers, so one
-// fsync acknowledges many envelopes. Every answer is given after its
-// envelope is durable.
+// Ingester turns concurrent Ingest calls into shared, pipelined commits.
+//
+// It has no goroutine of its own (the LevelDB writer-queue design): the
+// first caller to find no commit in progress becomes the leader, takes
+// every queued envelope as one batch, commits it, hands the leader role to
+// the next queued caller, and only then flushes (Store.Sync) and answers
+// its batch, in commit order. So while one batch is flushed the next is
+// committed, one flush covers every batch committed before it began, and a
+// lone caller commits on its own goroutine with no hand-off at all. Every
+// answer is given after its envelope is durable.
 type Ingester struct {
 	s        *Store
 	maxBatch int
 	wait     time.Duration
 	onCommit func([]*protocol.Envelope)
 
-	in   chan *pending
-	mu   sync.RWMutex // guards closed against sends on a closed channel
-	shut bool
-	done chan struct{}
+	batches, envelopes atomic.Int64
+	busy               atomic.Int64 // nanoseconds spent committing
+
+	mu      sync.Mutex
+	queue   []*pending // waiting for a commit, in arrival order
+	leading bool       // a leader is committing
+	shut    bool
+	target  float64       // recent batch size, for the gather wait
+	tickets int64         // batches taken, in commit order
+	arrived chan struct{} // pinged on every arrival, for the gather wait
+	calls   sync.WaitGroup
+
+	dmu       sync.Mutex // delivery, in ticket order
+	dcond     *sync.Cond
+	delivered int64
+
+	smu     sync.Mutex // flushing
+	synced  int64      // batches known durable
+	commits atomic.Int64
 }
 
 type pending struct {
-	ctx  context.Context
 	item Item
 	res  Result
 	err  error
-	done chan struct{}
+	lead bool          // set under Ingester.mu before wake is signalled
+	wake chan struct{} // lead role or answer
 }
 
-// NewIngester starts an ingester over s. Close it before closing s.
+// NewIngester returns an ingester over s. Close it before closing s.
 func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
-	in := &Ingester{s: s, maxBatch: 512, wait: 150 * time.Microsecond, done: make(chan struct{})}
+	in := &Ingester{s: s, maxBatch: 512, wait: 100 * time.Microsecond, target: 1, arrived: make(chan struct{}, 1)}
 	if opts != nil {
 		if opts.MaxBatch > 0 {
 			in.maxBatch = opts.MaxBatch
@@ -61,130 +85,190 @@ func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
 		}
 		in.onCommit = opts.OnCommit
 	}
-	in.in = make(chan *pending, in.maxBatch)
-	go in.loop()
+	in.dcond = sync.NewCond(&in.dmu)
 	return in
 }
 
 // Ingest logs one validated envelope into workspace and returns its
 // result once it is durable. The error is for infrastructure failures
-// (database, shutdown); rule refusals are in Result.Err.
+// (database, shutdown); rule refusals are in Result.Err. Once queued, the
+// envelope is decided even if ctx ends, so a retry finds the same outcome.
 func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.Envelope) (Result, error) {
-	p := &pending{ctx: ctx, item: Item{Workspace: workspace, Envelope: e}, done: make(chan struct{})}
-	// Encoding and hashing happen here, on the caller's goroutine, so the
-	// single writer spends its time on the database alone.
+	p := &pending{item: Item{Workspace: workspace, Envelope: e}, wake: make(chan struct{}, 1)}
+	// Encoding and hashing happen before the queue, in parallel.
 	if err := p.item.prepare(); err != nil {
 		return Result{Err: err}, nil
 	}
-	in.mu.RLock()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	in.mu.Lock()
 	if in.shut {
-		in.mu.RUnlock()
+		in.mu.Unlock()
 		return Result{}, ErrClosed
 	}
+	in.calls.Add(1)
+	defer in.calls.Done()
+	in.queue = append(in.queue, p)
+	lead := !in.leading
+	in.leading = true
+	in.mu.Unlock()
 	select {
-	case in.in <- p:
-		in.mu.RUnlock()
-	case <-ctx.Done():
-		in.mu.RUnlock()
-		return Result{}, ctx.Err()
+	case in.arrived <- struct{}{}:
+	default:
 	}
-	// Once queued, the envelope is decided even if ctx ends: the caller may
-	// go, but a retry must find the same outcome.
-	<-p.done
-	return p.res, p.err
+	for {
+		if !lead {
+			<-p.wake // the lead role, or the answer
+			in.mu.Lock()
+			lead, p.lead = p.lead, false
+			in.mu.Unlock()
+			if !lead {
+				return p.res, p.err
+			}
+		}
+		lead = false
+		// Our own envelope is in the batch we lead: its answer wakes us.
+		in.commitBatch()
+	}
 }
 
-// Close stops taking envelopes, finishes every queued one, and returns
-// once the last commit is done.
-func (in *Ingester) Close() error {
+// commitBatch runs as the leader: it takes the queue as one batch, commits
+// it, passes the lead on, then flushes and answers the batch in order.
+func (in *Ingester) commitBatch() {
 	in.mu.Lock()
-	if !in.shut {
-		in.shut = true
-		close(in.in)
+	in.gather()
+	n := min(len(in.queue), in.maxBatch)
+	batch := make([]*pending, n)
+	copy(batch, in.queue)
+	in.queue = append(in.queue[:0], in.queue[n:]...)
+	ticket := in.tickets
+	in.tickets++
+	in.target = max(float64(n), in.target*0.9) // follows recent batches, decays when callers leave
+	in.mu.Unlock()
+
+	items := make([]Item, n)
+	for i, p := range batch {
+		items[i] = p.item
+	}
+	start := time.Now()
+	results, err := in.s.ingestBatch(context.Background(), items)
+	in.busy.Add(int64(time.Since(start)))
+	in.batches.Add(1)
+	in.envelopes.Add(int64(n))
+	in.commits.Add(1)
+
+	// Pass the lead to the first queued caller, so the next batch commits
+	// while this one flushes.
+	in.mu.Lock()
+	if len(in.queue) > 0 {
+		next := in.queue[0]
+		next.lead = true
+		next.wake <- struct{}{}
+	} else {
+		in.leading = false
 	}
 	in.mu.Unlock()
-	<-in.done
+
+	if err == nil {
+		err = in.flush(ticket)
+	}
+	in.deliver(ticket, batch, results, err)
+}
+
+// gather waits, with in.mu held, up to GatherWait for concurrent callers
+// when recent batches were larger than the queue: those callers resubmit a
+// moment after their previous answer, and taking only what is queued would
+// split them into alternating half-size batches (PostgreSQL's commit_delay
+// with commit_siblings). A lone caller (recent batches of one) never waits.
+func (in *Ingester) gather() {
+	if in.wait <= 0 || float64(len(in.queue)) >= in.target {
+		return
+	}
+	deadline := time.Now().Add(in.wait)
+	for float64(len(in.queue)) < in.target && len(in.queue) < in.maxBatch {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		in.mu.Unlock()
+		t := time.NewTimer(left)
+		select {
+		case <-in.arrived:
+		case <-t.C:
+		}
+		t.Stop()
+		in.mu.Lock()
+	}
+}
+
+// flush makes batch ticket durable. A flush that began after the batch
+// committed covers it, so concurrent leaders share flushes.
+func (in *Ingester) flush(ticket int64) error {
+	in.smu.Lock()
+	defer in.smu.Unlock()
+	if in.synced > ticket {
+		return nil
+	}
+	covered := in.commits.Load()
+	if err := in.s.Sync(); err != nil {
+		// Committed, but not known to be on disk: the caller retries and,
+		// if the commit survived, gets its receipt as a duplicate.
+		return fmt.Errorf("ingest: %w", err)
+	}
+	in.synced = covered
 	return nil
 }
 
-func (in *Ingester) loop() {
-	defer close(in.done)
-	batch := make([]*pending, 0, in.maxBatch)
-	items := make([]Item, 0, in.maxBatch)
-	target := 1.0
-	for {
-		p, ok := <-in.in
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], p)
-		batch = in.gather(batch, &target)
-		items = items[:0]
-		for _, p := range batch {
-			items = append(items, p.item)
-		}
-		results, err := in.s.IngestBatch(context.Background(), items)
-		if err == nil && in.onCommit != nil {
-			var logged []*protocol.Envelope
-			for _, r := range results {
-				if r.Logged != nil {
-					logged = append(logged, r.Logged)
-				}
-			}
-			if len(logged) > 0 {
-				in.onCommit(logged)
+// deliver publishes and answers a durable batch once every earlier batch
+// has been delivered, so OnCommit sees server order.
+func (in *Ingester) deliver(ticket int64, batch []*pending, results []Result, err error) {
+	in.dmu.Lock()
+	for in.delivered != ticket {
+		in.dcond.Wait()
+	}
+	if err == nil && in.onCommit != nil {
+		var logged []*protocol.Envelope
+		for _, r := range results {
+			if r.Logged != nil {
+				logged = append(logged, r.Logged)
 			}
 		}
-		for i, p := range batch {
-			if err != nil {
-				p.err = err
-			} else {
-				p.res = results[i]
-			}
-			close(p.done)
+		if len(logged) > 0 {
+			in.onCommit(logged)
 		}
+	}
+	in.delivered++
+	in.dcond.Broadcast()
+	in.dmu.Unlock()
+	for i, p := range batch {
+		if err != nil {
+			p.err = err
+		} else {
+			p.res = results[i]
+		}
+		p.wake <- struct{}{}
 	}
 }
 
-// gather adds to batch what is queued. Concurrent callers resubmit a few
-// microseconds after their previous commit, so taking only what is queued
-// splits them into two alternating half-size batches. When recent batches
-// were larger than what is queued now, gather waits up to GatherWait for
-// the rest, like PostgreSQL's commit_delay with commit_siblings: a lone
-// sequential caller (recent batches of one) never waits.
-func (in *Ingester) gather(batch []*pending, target *float64) []*pending {
-	drain := func() bool {
-		for len(batch) < in.maxBatch {
-			select {
-			case p, ok := <-in.in:
-				if !ok {
-					return false
-				}
-				batch = append(batch, p)
-			default:
-				return true
-			}
-		}
-		return true
-	}
-	open := drain()
-	if open && float64(len(batch)) < *target && in.wait > 0 {
-		timer := time.NewTimer(in.wait)
-	wait:
-		for float64(len(batch)) < *target && len(batch) < in.maxBatch {
-			select {
-			case p, ok := <-in.in:
-				if !ok {
-					break wait
-				}
-				batch = append(batch, p)
-			case <-timer.C:
-				break wait
-			}
-		}
-		timer.Stop()
-	}
-	// The target follows the largest recent batch and decays when callers leave.
-	*target = max(float64(len(batch)), *target*0.9)
-	return batch
+// IngesterStats are an Ingester's running totals.
+type IngesterStats struct {
+	Batches   int64         // commits
+	Envelopes int64         // envelopes decided (logged, duplicate or refused)
+	Busy      time.Duration // time spent committing
+}
+
+// Stats returns the running totals.
+func (in *Ingester) Stats() IngesterStats {
+	return IngesterStats{Batches: in.batches.Load(), Envelopes: in.envelopes.Load(), Busy: time.Duration(in.busy.Load())}
+}
+
+// Close stops taking envelopes and returns once every queued one is
+// durable and answered.
+func (in *Ingester) Close() error {
+	in.mu.Lock()
+	in.shut = true
+	in.mu.Unlock()
+	in.calls.Wait()
+	return nil
 }

@@ -100,9 +100,9 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	}
 	var rows *sql.Rows
 	if q.Kind == "" {
-		rows, err = tx.QueryContext(ctx, "SELECT seq, ingested_us, body FROM ops WHERE ws = ? AND seq > ? ORDER BY seq LIMIT ?", ws, q.After, limit+1)
+		rows, err = tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?", opID(ws, q.After), opID(ws+1, 0), limit+1)
 	} else {
-		rows, err = tx.QueryContext(ctx, "SELECT seq, ingested_us, body FROM ops WHERE ws = ? AND kind = ? AND seq > ? ORDER BY seq LIMIT ?", ws, kindCode(q.Kind), q.After, limit+1)
+		rows, err = tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?", kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)
@@ -115,11 +115,11 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 			break
 		}
 		var op Op
-		var us int64
-		if err := rows.Scan(&op.Seq, &us, &op.Body); err != nil {
+		var id, us int64
+		if err := rows.Scan(&id, &us, &op.Body); err != nil {
 			return nil, fmt.Errorf("page: %w", err)
 		}
-		op.IngestedAt = fromMicros(us)
+		op.Seq, op.IngestedAt = opSeq(id), fromMicros(us)
 		res.Ops = append(res.Ops, op)
 	}
 	if err := rows.Err(); err != nil {
@@ -133,10 +133,9 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 
 // Head is the workspace's highest assigned serverSequence.
 func (s *Store) Head(ctx context.Context, workspace string) (int64, error) {
-	var h int64
-	err := s.r.QueryRowContext(ctx, "SELECT head FROM workspaces WHERE name = ?", workspace).Scan(&h)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("head %q: %w", workspace, ErrNoWorkspace)
+	ws, err := s.Workspace(ctx, workspace)
+	if err != nil {
+		return 0, err
 	}
-	return h, err
+	return ws.Head, nil
 }

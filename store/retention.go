@@ -73,6 +73,10 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan
 	return res, nil
 }
 
+// sweepBatch commits without Sync: a batch's delete and its watermark are
+// one transaction, so power loss can only undo whole batches, which the
+// next sweep redoes.
+//
 // sweepBatch deletes up to limit of the oldest operations of ws ingested
 // before cutoff, stopping at the first one that is not, so what remains is
 // always a suffix of the log.
@@ -82,27 +86,27 @@ func (s *Store) sweepBatch(ctx context.Context, ws, cutoff int64, limit int) (in
 		return 0, 0, err
 	}
 	defer tx.Rollback()
-	var mark int64
-	if err := tx.QueryRowContext(ctx, "SELECT retained_through FROM workspaces WHERE id = ?", ws).Scan(&mark); err != nil {
+	var mark, lastUs int64
+	if err := tx.QueryRowContext(ctx, "SELECT retained_through, last_ingested_us FROM workspaces WHERE id = ?", ws).Scan(&mark, &lastUs); err != nil {
 		return 0, 0, err
 	}
 	// The highest serverSequence among the next `limit` operations that is
 	// still part of an unbroken run of aged ones.
-	rows, err := tx.QueryContext(ctx, "SELECT seq, ingested_us FROM ops WHERE ws = ? AND seq > ? ORDER BY seq LIMIT ?", ws, mark, limit)
+	rows, err := tx.QueryContext(ctx, "SELECT id, ingested_us FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?", opID(ws, mark), opID(ws+1, 0), limit)
 	if err != nil {
 		return 0, 0, err
 	}
 	upto, n := mark, int64(0)
 	for rows.Next() {
-		var seq, us int64
-		if err := rows.Scan(&seq, &us); err != nil {
+		var id, us int64
+		if err := rows.Scan(&id, &us); err != nil {
 			rows.Close()
 			return 0, 0, err
 		}
 		if us >= cutoff {
 			break
 		}
-		upto, n = seq, n+1
+		upto, n, lastUs = opSeq(id), n+1, max(lastUs, us)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -111,10 +115,12 @@ func (s *Store) sweepBatch(ctx context.Context, ws, cutoff int64, limit int) (in
 	if n == 0 {
 		return 0, mark, nil
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE ws = ? AND seq > ? AND seq <= ?", ws, mark, upto); err != nil {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE id > ? AND id <= ?", opID(ws, mark), opID(ws, upto)); err != nil {
 		return 0, 0, err
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE workspaces SET retained_through = ? WHERE id = ?", upto, ws); err != nil {
+	// The watermark, and the newest deleted ingestedAt, so ingestedAt never
+	// goes back even when retention deleted every operation.
+	if _, err := tx.ExecContext(ctx, "UPDATE workspaces SET retained_through = ?, last_ingested_us = ? WHERE id = ?", upto, lastUs, ws); err != nil {
 		return 0, 0, err
 	}
 	return n, upto, tx.Commit()

@@ -41,6 +41,9 @@ type Store struct {
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
+	walMu sync.Mutex
+	wal   *os.File // the -wal file, for Sync
+
 	ck     *sql.DB // the background checkpointer's connection
 	stopCk chan struct{}
 	ckDone chan struct{}
@@ -51,20 +54,42 @@ type Store struct {
 	tokenCache map[[32]byte]tokenEntry
 }
 
-func dsn(path string, busy time.Duration, write bool) string {
+// Connection roles. Each has its own pool and DSN.
+type role int
+
+const (
+	roleWriter     role = iota // every write; one connection
+	roleReader                 // pages and lookups; query_only
+	roleCheckpoint             // the background checkpointer
+)
+
+// dsn builds the DSN of a connection role; pragmas are per connection in
+// modernc, so they all go in the DSN.
+//
+// Durability: the writer commits with synchronous=OFF and never
+// checkpoints; Store.Sync (fdatasync of the WAL) makes its commits durable,
+// and nothing is acknowledged before it returns. That moves the flush out
+// of the write lock, so one flush covers every commit made while it ran
+// (group commit), while every acknowledged write is as durable as with
+// synchronous=FULL. Checkpoints, which write the database file and later
+// let the WAL be overwritten, run only on the checkpoint connection with
+// synchronous=FULL, so they sync the WAL before copying it and the database
+// before the WAL can be reused: power loss can drop only unacknowledged
+// commits, a suffix of the log, never corrupt it.
+func dsn(path string, busy time.Duration, r role) string {
 	u := url.URL{Scheme: "file", Path: path}
 	q := []string{
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
-		"_pragma=synchronous(FULL)",
 		"_pragma=foreign_keys(ON)",
 	}
-	if write {
-		// Checkpoints run in the background (see checkpointer); this is
-		// only the safety net if that falls behind.
-		q = append(q, "_txlock=immediate", "_pragma=wal_autocheckpoint(20000)", "_pragma=journal_size_limit(67108864)")
-	} else {
-		q = append(q, "_pragma=query_only(1)")
+	switch r {
+	case roleWriter:
+		q = append(q, "_txlock=immediate", "_pragma=synchronous(OFF)", "_pragma=wal_autocheckpoint(0)")
+	case roleReader:
+		q = append(q, "_pragma=synchronous(FULL)", "_pragma=query_only(1)")
+	case roleCheckpoint:
+		q = append(q, "_pragma=synchronous(FULL)", "_pragma=journal_size_limit(67108864)")
 	}
 	return u.String() + "?" + strings.Join(q, "&")
 }
@@ -88,7 +113,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	w, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, true))
+	w, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleWriter))
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -110,6 +135,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
+	if err := s.Sync(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
 	// Prepare every statement of the ingest path now: w has one
 	// connection, so nothing can be prepared on it while a batch holds it.
 	for _, q := range writerStatements() {
@@ -120,7 +149,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		}
 		s.stmts[q] = st
 	}
-	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, false))
+	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -128,7 +157,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
 	s.r = r
-	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, true))
+	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -144,21 +173,35 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. Pending writes must have finished.
+// Close makes every commit durable and closes the database. Pending
+// writes must have finished.
 func (s *Store) Close() error {
 	var errs []error
-	if s.ck != nil {
+	if s.stopCk != nil {
 		close(s.stopCk)
 		<-s.ckDone
-		errs = append(errs, s.ck.Close())
 	}
+	errs = append(errs, s.Sync())
 	for _, st := range s.stmts {
 		st.Close()
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
-	return errors.Join(append(errs, s.w.Close())...)
+	s.walMu.Lock()
+	if s.wal != nil {
+		errs = append(errs, s.wal.Close())
+		s.wal = nil
+	}
+	s.walMu.Unlock()
+	errs = append(errs, s.w.Close())
+	// The last connection to close checkpoints the WAL into the database
+	// and deletes it: that must be the checkpoint connection, whose
+	// synchronous=FULL syncs the database before the WAL goes.
+	if s.ck != nil {
+		errs = append(errs, s.ck.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // checkpointer copies the WAL back into the database file every interval,
@@ -179,6 +222,25 @@ func (s *Store) checkpointer(interval time.Duration) {
 	}
 }
 
+// Sync makes every commit made so far durable: it fdatasyncs the WAL file,
+// which holds every commit not yet checkpointed (checkpoints sync the
+// database file themselves). Writers call it before acknowledging.
+func (s *Store) Sync() error {
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if s.wal == nil {
+		f, err := os.OpenFile(s.path+"-wal", os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("sync: %w", err)
+		}
+		s.wal = f
+	}
+	if err := datasync(s.wal); err != nil {
+		return fmt.Errorf("sync wal: %w", err)
+	}
+	return nil
+}
+
 // migrations are applied in order; user_version counts how many ran.
 // Never edit a released migration: append a new one.
 var migrations = []string{
@@ -188,9 +250,8 @@ CREATE TABLE workspaces (
 	id               INTEGER PRIMARY KEY,
 	name             TEXT NOT NULL UNIQUE,
 	plan             TEXT NOT NULL,
-	head             INTEGER NOT NULL DEFAULT 0, -- highest serverSequence assigned
 	retained_through INTEGER NOT NULL DEFAULT 0, -- highest serverSequence retention deleted
-	last_ingested_us INTEGER NOT NULL DEFAULT 0, -- ingestedAt of head, unix microseconds
+	last_ingested_us INTEGER NOT NULL DEFAULT 0, -- ingestedAt of the newest deleted operation, unix microseconds
 	created_us       INTEGER NOT NULL
 );
 CREATE TABLE tokens (
@@ -198,16 +259,16 @@ CREATE TABLE tokens (
 	ws         INTEGER NOT NULL REFERENCES workspaces(id),
 	created_us INTEGER NOT NULL
 ) WITHOUT ROWID;
--- The ordered log. Retention deletes old rows in serverSequence order.
+-- The ordered log. id is opID(workspace, serverSequence) = workspace<<40 | seq,
+-- so one b-tree orders every workspace's log and the head is its last row.
+-- Retention deletes old rows in serverSequence order.
 CREATE TABLE ops (
-	ws          INTEGER NOT NULL,
-	seq         INTEGER NOT NULL,
+	id          INTEGER PRIMARY KEY,
 	kind        INTEGER NOT NULL,
 	ingested_us INTEGER NOT NULL,
-	body        BLOB NOT NULL, -- canonical envelope JSON without serverSequence/ingestedAt
-	PRIMARY KEY (ws, seq)
+	body        BLOB NOT NULL -- canonical envelope JSON without serverSequence/ingestedAt
 );
-CREATE INDEX ops_by_kind ON ops (ws, kind, seq);
+CREATE INDEX ops_by_kind ON ops (kind, id);
 -- One row per envelope ever ingested, kept for ever: (replicaId, clientSequence)
 -- identifies an envelope, and a retried upload must get its original receipt
 -- even after retention deleted the operation.
@@ -298,6 +359,15 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 	}
 	return strings.Join(out, "\n"), rows.Err()
 }
+
+// seqBits is how many low bits of an ops id hold the serverSequence.
+const seqBits = 40
+
+// opID is the ops row id of a workspace's serverSequence.
+func opID(ws, seq int64) int64 { return ws<<seqBits | seq }
+
+// opSeq is the serverSequence of an ops row id.
+func opSeq(id int64) int64 { return id & (1<<seqBits - 1) }
 
 func micros(t time.Time) int64      { return t.UnixMicro() }
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

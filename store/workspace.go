@@ -62,11 +62,18 @@ func (s *Store) EnsureWorkspace(ctx context.Context, name, plan string) (*Worksp
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ensure workspace: %w", err)
 	}
+	if err := s.Sync(); err != nil {
+		return nil, fmt.Errorf("ensure workspace: %w", err)
+	}
 	s.rememberWorkspace(ws.Name, ws.ID)
 	return ws, nil
 }
 
-const workspaceSelect = "SELECT id, name, plan, head, retained_through, created_us FROM workspaces"
+// workspaceSelect reads a workspace with its head: the newest operation's
+// serverSequence, or the retention watermark if retention deleted them all.
+const workspaceSelect = `SELECT id, name, plan,
+	max(retained_through, coalesce((SELECT max(o.id) FROM ops o WHERE o.id > (w.id << 40) AND o.id < ((w.id + 1) << 40)), 0) & 1099511627775),
+	retained_through, created_us FROM workspaces w`
 
 type rowScanner interface{ Scan(...any) error }
 
@@ -180,6 +187,9 @@ func (s *Store) CreateToken(ctx context.Context, workspace, plan string) (string
 	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	hash := sha256.Sum256([]byte(token))
 	if _, err := s.w.ExecContext(ctx, "INSERT INTO tokens (hash, ws, created_us) VALUES (?, ?, ?)", hash[:], ws.ID, micros(time.Now())); err != nil {
+		return "", fmt.Errorf("create token: %w", err)
+	}
+	if err := s.Sync(); err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
 	return token, nil
