@@ -1,0 +1,200 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+type service struct {
+	url, token string
+	st         *store.Store
+	srv        *hub.Server
+}
+
+// startService runs the hub on loopback over a new SQLite file in dir.
+func startService(tb testing.TB, dir string, cfg hub.Config) *service {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(ctx, filepath.Join(dir, "hub.db"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok, err := st.CreateToken(ctx, "mygame", "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Store = st
+	srv := hub.New(cfg)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, l); close(done) }()
+	tb.Cleanup(func() { cancel(); <-done; st.Close() })
+	return &service{url: "http://" + l.Addr().String(), token: tok, st: st, srv: srv}
+}
+
+// startNoop serves a handler that reads the body and answers a fixed
+// receipt, on the same net/http stack: the ceiling for the ingest path.
+func startNoop(tb testing.TB) string {
+	tb.Helper()
+	receipt := []byte(`{"id":"x","serverSequence":1,"ingestedAt":"2026-11-29T10:15:00.123Z","duplicate":false}` + "\n")
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(receipt)
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	tb.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
+}
+
+func newClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}}
+}
+
+// bodies pre-encodes n ingest bodies for one replica.
+func bodies(replica string, n int) [][]byte {
+	r := fixture.NewReplica("mygame", replica, replica+"@example.com")
+	out := make([][]byte, n)
+	for i := range out {
+		b, err := json.Marshal(protocol.IngestRequest{Envelope: r.Any(replica, i)})
+		if err != nil {
+			panic(err)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+func collection(body []byte) string {
+	var probe struct {
+		Envelope struct {
+			Type protocol.EventType `json:"type"`
+		} `json:"envelope"`
+	}
+	json.Unmarshal(body, &probe)
+	return probe.Envelope.Type.Kind().Collection()
+}
+
+func post(c *http.Client, url, token string, body []byte) (int, []byte, error) {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// runClients sends b.N envelopes from `clients` concurrent clients, each its
+// own replica sending in clientSequence order, and reports envelopes/s.
+func runClients(b *testing.B, clients int, base, token string) {
+	per := b.N/clients + 1
+	work := make([][][]byte, clients)
+	urls := make([][]string, clients)
+	for c := range clients {
+		work[c] = bodies(fmt.Sprintf("rep_%d_%d", c, time.Now().UnixNano()), per)
+		for _, body := range work[c] {
+			urls[c] = append(urls[c], base+"/v1/"+collection(body))
+		}
+	}
+	client := newClient()
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, body := range work[c] {
+				if sent.Add(1) > int64(b.N) {
+					return
+				}
+				status, resp, err := post(client, urls[c][i], token, body)
+				if err != nil || status != http.StatusOK {
+					b.Errorf("ingest: %v %d %s", err, status, resp)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "envelopes/s")
+	b.ReportMetric(cpuSeconds()-cpu0, "cpu-s")
+}
+
+// BenchmarkIngestHTTP: 16 concurrent HTTP clients, every receipt durable
+// (WAL, synchronous=FULL); "noop" is a handler that only reads the body on
+// the same HTTP stack, for the ratio.
+func BenchmarkIngestHTTP(b *testing.B) {
+	b.Run("noop/clients=16", func(b *testing.B) {
+		runClients(b, 16, startNoop(b), "x")
+	})
+	b.Run("ingest/clients=16", func(b *testing.B) {
+		s := startService(b, b.TempDir(), hub.Config{})
+		runClients(b, 16, s.url, s.token)
+		reportBatches(b, s)
+	})
+	b.Run("noop/clients=1", func(b *testing.B) {
+		runClients(b, 1, startNoop(b), "x")
+	})
+	b.Run("ingest/clients=1", func(b *testing.B) {
+		s := startService(b, b.TempDir(), hub.Config{})
+		runClients(b, 1, s.url, s.token)
+		reportBatches(b, s)
+	})
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func reportBatches(b *testing.B, s *service) {
+	st := s.srv.IngestStats()
+	if st.Batches > 0 {
+		b.ReportMetric(float64(st.Envelopes)/float64(st.Batches), "envelopes/commit")
+		b.ReportMetric(float64(st.Busy.Microseconds())/float64(st.Batches), "µs/commit")
+	}
+}
+
+// cpuSeconds is the process's user+system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

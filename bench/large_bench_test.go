@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+const bigOps = 1_000_000
+
+// bigStore returns a directory holding hub.db with a workspace "mygame" of
+// 1,000,000 operations of every kind. It is built once per machine (it
+// takes a minute) and copied for each use, so benchmarks that delete from
+// it leave the original alone.
+func bigStore(b *testing.B) string {
+	b.Helper()
+	cache := filepath.Join(os.TempDir(), "crosscode-bench-1m-v2")
+	if _, err := os.Stat(filepath.Join(cache, "done")); err != nil {
+		os.RemoveAll(cache)
+		b.Logf("building the 1,000,000-operation workspace in %s (once)", cache)
+		ctx := context.Background()
+		st, err := store.Open(ctx, filepath.Join(cache, "hub.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.EnsureWorkspace(ctx, "mygame", ""); err != nil {
+			b.Fatal(err)
+		}
+		const replicas, batch = 50, 2000
+		reps := make([]*fixture.Replica, replicas)
+		for i := range reps {
+			reps[i] = fixture.NewReplica("mygame", fmt.Sprintf("rep_%d", i), fmt.Sprintf("actor%d@example.com", i))
+		}
+		for done := 0; done < bigOps; done += batch {
+			items := make([]store.Item, batch)
+			for i := range items {
+				n := done + i
+				items[i] = store.Item{Workspace: "mygame", Envelope: reps[n%replicas].Any("big", n)}
+			}
+			if _, err := st.IngestBatch(ctx, items); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := st.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, "done"), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	copyFile(b, filepath.Join(cache, "hub.db"), filepath.Join(dir, "hub.db"))
+	return dir
+}
+
+func copyFile(b *testing.B, from, to string) {
+	in, err := os.Open(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func get(c *http.Client, url, token string) (int, []byte, error) {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// BenchmarkPage1000From1M: one 1,000-item page at a random cursor of a
+// 1,000,000-operation workspace, over HTTP, whole envelopes, protocolVersion=2.
+func BenchmarkPage1000From1M(b *testing.B) {
+	s := startService(b, bigStore(b), hub.Config{})
+	c := newClient()
+	for _, tc := range []struct{ name, path string }{
+		{"events", "/v1/events"},
+		{"claims", "/v1/claims"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var bytes int
+			for i := 0; i < b.N; i++ {
+				after := rand.IntN(bigOps - 10*1000)
+				status, body, err := get(c, fmt.Sprintf("%s%s?afterSequence=%d&limit=1000&protocolVersion=2", s.url, tc.path, after), s.token)
+				if err != nil || status != http.StatusOK {
+					b.Fatalf("page: %v %d %.200s", err, status, body)
+				}
+				bytes += len(body)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/page")
+			b.ReportMetric(float64(bytes)/float64(b.N)/1024, "KiB/page")
+		})
+	}
+}
+
+// BenchmarkRetentionSweep1M: retention deletes all 1,000,000 operations
+// while a client keeps ingesting over HTTP; reports how long the sweep took
+// and the slowest ingest during it (the stall).
+func BenchmarkRetentionSweep1M(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s := startService(b, bigStore(b), hub.Config{})
+		tok, err := s.st.CreateToken(context.Background(), "live", "enterprise")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := newClient()
+		stop := make(chan struct{})
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := fixture.NewReplica("live", "rep_live", "ada@example.com")
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := mustIngestBody(r, n)
+				start := time.Now()
+				status, resp, err := post(c, s.url+"/v1/"+collection(body), tok, body)
+				if err != nil || status != http.StatusOK {
+					b.Errorf("ingest during sweep: %v %d %s", err, status, resp)
+					return
+				}
+				lat = append(lat, time.Since(start))
+			}
+		}()
+		b.StartTimer()
+		start := time.Now()
+		// Everything in "mygame" (plan team) is past retention; "live"
+		// (enterprise, kept here) is where the client ingests meanwhile.
+		keep := func(plan string) time.Duration {
+			if plan == "enterprise" {
+				return 0
+			}
+			return time.Hour
+		}
+		res, err := s.st.Sweep(context.Background(), time.Now().Add(48*time.Hour), keep, nil)
+		took := time.Since(start)
+		b.StopTimer()
+		close(stop)
+		wg.Wait()
+		if err != nil || res.Deleted != bigOps {
+			b.Fatalf("sweep: %v %+v", err, res)
+		}
+		b.ReportMetric(took.Seconds(), "s/sweep")
+		b.ReportMetric(float64(len(lat)), "ingests-during")
+		b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ingest-ms")
+		b.ReportMetric(ms(percentile(lat, 1)), "max-ingest-ms")
+	}
+}
+
+func mustIngestBody(r *fixture.Replica, n int) []byte {
+	b, err := jsonMarshalIngest(r.Any("live", n))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
