@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -22,9 +23,14 @@ type frame struct {
 type subscriber struct {
 	workspace, replica string
 	from               int64 // frames with seq <= from are already covered by the ack cursor
-	queue              chan frame
-	overflow           chan struct{} // closed when the queue overflowed
-	once               sync.Once
+	// queue holds one slice per commit (or presence change); pending counts
+	// the frames in it. A subscriber more than the queue depth of frames
+	// behind when a commit arrives is failed; one large commit never fails
+	// a subscriber that keeps up.
+	queue    chan []frame
+	pending  atomic.Int64
+	overflow chan struct{} // closed when the subscriber fell behind
+	once     sync.Once
 }
 
 func (s *subscriber) fail() { s.once.Do(func() { close(s.overflow) }) }
@@ -61,7 +67,13 @@ func (b *broker) subscribe(ctx context.Context, workspace, replica string) (*sub
 			return nil, 0, err
 		}
 	}
-	s := &subscriber{workspace: workspace, replica: replica, from: head, queue: make(chan frame, b.depth), overflow: make(chan struct{})}
+	s := &subscriber{
+		workspace: workspace, replica: replica, from: head,
+		// At most depth frames are pending when a commit is queued, and
+		// every queued element holds at least one frame.
+		queue:    make(chan []frame, b.depth+1),
+		overflow: make(chan struct{}),
+	}
 	if b.subs[workspace] == nil {
 		b.subs[workspace] = map[*subscriber]struct{}{}
 	}
@@ -84,8 +96,8 @@ func (b *broker) unsubscribe(s *subscriber) (replicaStillOnline bool) {
 }
 
 // publish queues the frames of committed envelopes (in server order) to
-// every subscriber of their workspace. It never blocks: a subscriber whose
-// queue is full is failed and must resume by cursor.
+// every subscriber of their workspace. It never blocks: a subscriber that
+// is too far behind is failed and must resume by cursor.
 func (b *broker) publish(logged []*protocol.Envelope) {
 	b.mu.Lock()
 	listeners := 0
@@ -99,23 +111,27 @@ func (b *broker) publish(logged []*protocol.Envelope) {
 	if listeners == 0 {
 		return // nobody to encode frames for; the head moved
 	}
-	frames := make([]frame, 0, len(logged))
+	byWS := map[string][]frame{}
 	for _, e := range logged {
 		data, err := json.Marshal(protocol.NewFanOut(e))
 		if err != nil {
 			b.log.Error("encode fan-out frame", "seq", e.ServerSequence, "err", err)
 			continue
 		}
-		frames = append(frames, frame{seq: e.ServerSequence, ws: e.WorkspaceID, data: data})
+		byWS[e.WorkspaceID] = append(byWS[e.WorkspaceID], frame{seq: e.ServerSequence, ws: e.WorkspaceID, data: data})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, f := range frames {
-		for s := range b.subs[f.ws] {
-			if f.seq <= s.from {
-				continue
+	for ws, frames := range byWS {
+		for s := range b.subs[ws] {
+			// Skip what the subscriber's cursor already covers.
+			i := 0
+			for i < len(frames) && frames[i].seq <= s.from {
+				i++
 			}
-			b.send(s, f)
+			if i < len(frames) {
+				b.send(s, frames[i:])
+			}
 		}
 	}
 }
@@ -130,13 +146,18 @@ func (b *broker) publishPresence(workspace string, p *protocol.RemotePresence) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs[workspace] {
-		b.send(s, frame{data: data})
+		b.send(s, []frame{{ws: workspace, data: data}})
 	}
 }
 
-func (b *broker) send(s *subscriber, f frame) {
+func (b *broker) send(s *subscriber, frames []frame) {
+	if s.pending.Load() > int64(b.depth) {
+		s.fail()
+		return
+	}
 	select {
-	case s.queue <- f:
+	case s.queue <- frames:
+		s.pending.Add(int64(len(frames)))
 	default:
 		s.fail()
 	}

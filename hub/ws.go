@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -30,6 +32,20 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, protocol.CodeUnavailable, "the service is shutting down; retry")
 		return
 	default:
+	}
+	// websocket.Accept answers bad upgrades in plain text; answer the
+	// common ones here, as JSON like every other error.
+	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "websocket")
+		writeError(w, http.StatusUpgradeRequired, protocol.CodeSchemaInvalid, "GET /v1/subscribe is a WebSocket: send Connection: Upgrade and Upgrade: websocket")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || !strings.EqualFold(u.Host, r.Host) {
+			writeError(w, http.StatusForbidden, protocol.CodeForbidden, fmt.Sprintf("cross-origin WebSocket from %q refused", origin))
+			return
+		}
 	}
 	// The default Origin check refuses browsers from other sites; tools
 	// send no Origin. Authentication is the subscribe frame's token.
@@ -100,13 +116,16 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	last := head // the last serverSequence written to this subscriber
 	for {
 		select {
-		case f := <-sub.queue:
-			if !write(ctx, c, f.data) {
-				return
+		case frames := <-sub.queue:
+			for _, f := range frames {
+				if !write(ctx, c, f.data) {
+					return
+				}
+				if f.seq > 0 {
+					last = f.seq
+				}
 			}
-			if f.seq > 0 {
-				last = f.seq
-			}
+			sub.pending.Add(-int64(len(frames)))
 		case <-sub.overflow:
 			s.log.Warn("closing slow subscriber", "workspace", ws, "replica", req.ReplicaID, "cursor", last)
 			c.Close(protocol.CloseSlowConsumer, fmt.Sprintf("%s: fell behind; resume with GET /v1/events?afterSequence=%d", protocol.CodeSlowConsumer, last))
@@ -125,6 +144,18 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// headerHas reports whether the comma-separated header key holds token.
+func headerHas(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func write(ctx context.Context, c *websocket.Conn, b []byte) bool {

@@ -28,16 +28,14 @@ type IngesterOptions struct {
 	OnCommit func(logged []*protocol.Envelope)
 }
 
-// Ingester turns concurrent Ingest calls into shared, pipelined commits.
-//
-// It has no goroutine of its own (the LevelDB writer-queue design): the
-// first caller to find no commit in progress becomes the leader, takes
-// every queued envelope as one batch, commits it, hands the leader role to
-// the next queued caller, and only then flushes (Store.Sync) and answers
-// its batch, in commit order. So while one batch is flushed the next is
-// committed, one flush covers every batch committed before it began, and a
-// lone caller commits on its own goroutine with no hand-off at all. Every
-// answer is given after its envelope is durable.
+// Ingester turns concurrent Ingest calls into shared commits (group
+// commit). It has no goroutine of its own (the LevelDB writer-queue
+// design): the first caller to find no commit in progress becomes the
+// leader, takes every queued envelope as one batch, commits and flushes it
+// (Store.Sync), answers it, and hands the leader role to the first caller
+// that queued meanwhile. Under load one commit and one flush serve many
+// callers; a lone caller commits on its own goroutine with no hand-off.
+// Every answer is given after its envelope is durable.
 type Ingester struct {
 	s        *Store
 	maxBatch int
@@ -45,24 +43,15 @@ type Ingester struct {
 	onCommit func([]*protocol.Envelope)
 
 	batches, envelopes atomic.Int64
-	busy               atomic.Int64 // nanoseconds spent committing
+	busy               atomic.Int64 // nanoseconds spent committing and flushing
 
 	mu      sync.Mutex
 	queue   []*pending // waiting for a commit, in arrival order
 	leading bool       // a leader is committing
 	shut    bool
 	target  float64       // recent batch size, for the gather wait
-	tickets int64         // batches taken, in commit order
 	arrived chan struct{} // pinged on every arrival, for the gather wait
 	calls   sync.WaitGroup
-
-	dmu       sync.Mutex // delivery, in ticket order
-	dcond     *sync.Cond
-	delivered int64
-
-	smu     sync.Mutex // flushing
-	synced  int64      // batches known durable
-	commits atomic.Int64
 }
 
 type pending struct {
@@ -85,7 +74,6 @@ func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
 		}
 		in.onCommit = opts.OnCommit
 	}
-	in.dcond = sync.NewCond(&in.dmu)
 	return in
 }
 
@@ -133,8 +121,9 @@ func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.En
 	}
 }
 
-// commitBatch runs as the leader: it takes the queue as one batch, commits
-// it, passes the lead on, then flushes and answers the batch in order.
+// commitBatch runs as the leader: it takes the queue as one batch,
+// commits it, flushes it, answers it, and passes the lead on. Callers that
+// arrive meanwhile queue up, so under load each flush covers many of them.
 func (in *Ingester) commitBatch() {
 	in.mu.Lock()
 	in.gather()
@@ -142,8 +131,6 @@ func (in *Ingester) commitBatch() {
 	batch := make([]*pending, n)
 	copy(batch, in.queue)
 	in.queue = append(in.queue[:0], in.queue[n:]...)
-	ticket := in.tickets
-	in.tickets++
 	in.target = max(float64(n), in.target*0.9) // follows recent batches, decays when callers leave
 	in.mu.Unlock()
 
@@ -153,13 +140,29 @@ func (in *Ingester) commitBatch() {
 	}
 	start := time.Now()
 	results, err := in.s.ingestBatch(context.Background(), items)
+	if err == nil {
+		if serr := in.s.Sync(); serr != nil {
+			// Committed, but not known to be on disk: the caller retries and,
+			// if the commit survived, gets its receipt as a duplicate.
+			err = fmt.Errorf("ingest: %w", serr)
+		}
+	}
 	in.busy.Add(int64(time.Since(start)))
 	in.batches.Add(1)
 	in.envelopes.Add(int64(n))
-	in.commits.Add(1)
 
-	// Pass the lead to the first queued caller, so the next batch commits
-	// while this one flushes.
+	if err == nil && in.onCommit != nil {
+		var logged []*protocol.Envelope
+		for _, r := range results {
+			if r.Logged != nil {
+				logged = append(logged, r.Logged)
+			}
+		}
+		if len(logged) > 0 {
+			in.onCommit(logged)
+		}
+	}
+	// Pass the lead before answering, so the next batch starts at once.
 	in.mu.Lock()
 	if len(in.queue) > 0 {
 		next := in.queue[0]
@@ -169,11 +172,14 @@ func (in *Ingester) commitBatch() {
 		in.leading = false
 	}
 	in.mu.Unlock()
-
-	if err == nil {
-		err = in.flush(ticket)
+	for i, p := range batch {
+		if err != nil {
+			p.err = err
+		} else {
+			p.res = results[i]
+		}
+		p.wake <- struct{}{}
 	}
-	in.deliver(ticket, batch, results, err)
 }
 
 // gather waits, with in.mu held, up to GatherWait for concurrent callers
@@ -199,55 +205,6 @@ func (in *Ingester) gather() {
 		}
 		t.Stop()
 		in.mu.Lock()
-	}
-}
-
-// flush makes batch ticket durable. A flush that began after the batch
-// committed covers it, so concurrent leaders share flushes.
-func (in *Ingester) flush(ticket int64) error {
-	in.smu.Lock()
-	defer in.smu.Unlock()
-	if in.synced > ticket {
-		return nil
-	}
-	covered := in.commits.Load()
-	if err := in.s.Sync(); err != nil {
-		// Committed, but not known to be on disk: the caller retries and,
-		// if the commit survived, gets its receipt as a duplicate.
-		return fmt.Errorf("ingest: %w", err)
-	}
-	in.synced = covered
-	return nil
-}
-
-// deliver publishes and answers a durable batch once every earlier batch
-// has been delivered, so OnCommit sees server order.
-func (in *Ingester) deliver(ticket int64, batch []*pending, results []Result, err error) {
-	in.dmu.Lock()
-	for in.delivered != ticket {
-		in.dcond.Wait()
-	}
-	if err == nil && in.onCommit != nil {
-		var logged []*protocol.Envelope
-		for _, r := range results {
-			if r.Logged != nil {
-				logged = append(logged, r.Logged)
-			}
-		}
-		if len(logged) > 0 {
-			in.onCommit(logged)
-		}
-	}
-	in.delivered++
-	in.dcond.Broadcast()
-	in.dmu.Unlock()
-	for i, p := range batch {
-		if err != nil {
-			p.err = err
-		} else {
-			p.res = results[i]
-		}
-		p.wake <- struct{}{}
 	}
 }
 

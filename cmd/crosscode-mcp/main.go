@@ -18,24 +18,37 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	var ue usageError
 	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ue):
+		if !ue.printed {
+			fmt.Fprintln(os.Stderr, "crosscode-mcp:", err)
+		}
 		os.Exit(2)
 	default:
 		fmt.Fprintln(os.Stderr, "crosscode-mcp:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
 		os.Exit(1)
 	}
 }
 
 // usageError is a command-line mistake (exit status 2).
-type usageError struct{ msg string }
+type usageError struct {
+	msg     string
+	printed bool // the flag package already printed it, with the usage
+}
 
 func (e usageError) Error() string { return e.msg }
+
+// parseFlags parses args into fs; a mistake is a usageError that the flag
+// package has already printed, -h is flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{msg: err.Error(), printed: true}
+}
 
 const usage = `crosscode-mcp: coordination and game capture for coding agents
 
@@ -65,5 +78,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil
 		}
 	}
-	return usageError{"the stdio MCP server is not built yet; available: serve, token create, version\n\n" + usage}
+	return usageError{msg: "the stdio MCP server is not built yet; available: serve, token create, version\n\n" + usage}
 }

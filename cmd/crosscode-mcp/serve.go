@@ -47,11 +47,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("retention", 0, "history retention for every workspace, overriding the plans' (e.g. 720h); 0 = by plan")
 	sweepEvery := fs.Duration("sweep-every", time.Minute, "how often retention runs")
 	verbose := fs.Bool("v", false, "log debug details")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0))}
+		return usageError{msg: fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0))}
 	}
 	level := slog.LevelInfo
 	if *verbose {
