@@ -75,19 +75,6 @@ type Result struct {
 // multi-row inserts, so a commit of many envelopes costs little more than
 // one of a single envelope. IngestBatch returns once the batch is durable.
 func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error) {
-	res, err := s.ingestBatch(ctx, items)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Sync(); err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
-	}
-	return res, nil
-}
-
-// ingestBatch is IngestBatch without the Sync: the batch is committed but
-// not yet durable.
-func (s *Store) ingestBatch(ctx context.Context, items []Item) ([]Result, error) {
 	results := make([]Result, len(items))
 	for i := range items {
 		if err := items[i].prepare(); err != nil {

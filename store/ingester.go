@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,9 +30,9 @@ type IngesterOptions struct {
 // Ingester turns concurrent Ingest calls into shared commits (group
 // commit). It has no goroutine of its own (the LevelDB writer-queue
 // design): the first caller to find no commit in progress becomes the
-// leader, takes every queued envelope as one batch, commits and flushes it
-// (Store.Sync), answers it, and hands the leader role to the first caller
-// that queued meanwhile. Under load one commit and one flush serve many
+// leader, takes every queued envelope as one batch, commits it (durably),
+// hands the leader role to the first caller that queued meanwhile, and
+// answers its batch. Under load one commit and one flush serve many
 // callers; a lone caller commits on its own goroutine with no hand-off.
 // Every answer is given after its envelope is durable.
 type Ingester struct {
@@ -43,7 +42,7 @@ type Ingester struct {
 	onCommit func([]*protocol.Envelope)
 
 	batches, envelopes atomic.Int64
-	busy               atomic.Int64 // nanoseconds spent committing and flushing
+	busy               atomic.Int64 // nanoseconds spent committing
 
 	mu      sync.Mutex
 	queue   []*pending // waiting for a commit, in arrival order
@@ -122,8 +121,8 @@ func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.En
 }
 
 // commitBatch runs as the leader: it takes the queue as one batch,
-// commits it, flushes it, answers it, and passes the lead on. Callers that
-// arrive meanwhile queue up, so under load each flush covers many of them.
+// commits it durably, passes the lead on and answers it. Callers that
+// arrive meanwhile queue up, so under load each commit serves many of them.
 func (in *Ingester) commitBatch() {
 	in.mu.Lock()
 	in.gather()
@@ -131,7 +130,6 @@ func (in *Ingester) commitBatch() {
 	batch := make([]*pending, n)
 	copy(batch, in.queue)
 	in.queue = append(in.queue[:0], in.queue[n:]...)
-	in.target = max(float64(n), in.target*0.9) // follows recent batches, decays when callers leave
 	in.mu.Unlock()
 
 	items := make([]Item, n)
@@ -139,14 +137,7 @@ func (in *Ingester) commitBatch() {
 		items[i] = p.item
 	}
 	start := time.Now()
-	results, err := in.s.ingestBatch(context.Background(), items)
-	if err == nil {
-		if serr := in.s.Sync(); serr != nil {
-			// Committed, but not known to be on disk: the caller retries and,
-			// if the commit survived, gets its receipt as a duplicate.
-			err = fmt.Errorf("ingest: %w", serr)
-		}
-	}
+	results, err := in.s.IngestBatch(context.Background(), items)
 	in.busy.Add(int64(time.Since(start)))
 	in.batches.Add(1)
 	in.envelopes.Add(int64(n))
@@ -164,6 +155,10 @@ func (in *Ingester) commitBatch() {
 	}
 	// Pass the lead before answering, so the next batch starts at once.
 	in.mu.Lock()
+	// This batch and those that queued during it are the callers active
+	// now; the next leader waits briefly for this batch's callers to come
+	// back. The estimate decays when callers leave.
+	in.target = max(float64(n+len(in.queue)), in.target*0.9)
 	if len(in.queue) > 0 {
 		next := in.queue[0]
 		next.lead = true

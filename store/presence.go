@@ -28,9 +28,6 @@ func (s *Store) SetPresence(ctx context.Context, workspace string, p *protocol.P
 	_, err = s.w.ExecContext(ctx, `INSERT INTO presence (ws, replica, actor, session, agent, status, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (ws, replica) DO UPDATE SET actor = excluded.actor, session = excluded.session, agent = excluded.agent, status = excluded.status, updated_us = excluded.updated_us`,
 		ws, p.ReplicaID, p.ActorID, p.SessionID, agent, string(p.Status), micros(now))
-	if err == nil {
-		err = s.Sync()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("set presence: %w", err)
 	}
@@ -49,9 +46,6 @@ func (s *Store) MarkOffline(ctx context.Context, workspace, replica string) (*pr
 	}
 	now := micros(time.Now())
 	res, err := s.w.ExecContext(ctx, "UPDATE presence SET status = 'offline', updated_us = ? WHERE ws = ? AND replica = ? AND status != 'offline'", now, ws, replica)
-	if err == nil {
-		err = s.Sync()
-	}
 	if err != nil {
 		return nil, fmt.Errorf("mark offline: %w", err)
 	}

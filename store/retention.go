@@ -73,10 +73,6 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan
 	return res, nil
 }
 
-// sweepBatch commits without Sync: a batch's delete and its watermark are
-// one transaction, so power loss can only undo whole batches, which the
-// next sweep redoes.
-//
 // sweepBatch deletes up to limit of the oldest operations of ws ingested
 // before cutoff, stopping at the first one that is not, so what remains is
 // always a suffix of the log.

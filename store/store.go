@@ -41,9 +41,6 @@ type Store struct {
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
-	walMu sync.Mutex
-	wal   *os.File // the -wal file, for Sync
-
 	ck     *sql.DB // the background checkpointer's connection
 	stopCk chan struct{}
 	ckDone chan struct{}
@@ -64,32 +61,26 @@ const (
 )
 
 // dsn builds the DSN of a connection role; pragmas are per connection in
-// modernc, so they all go in the DSN.
-//
-// Durability: the writer commits with synchronous=OFF and never
-// checkpoints; Store.Sync (fdatasync of the WAL) makes its commits durable,
-// and nothing is acknowledged before it returns. That moves the flush out
-// of the write lock, so one flush covers every commit made while it ran
-// (group commit), while every acknowledged write is as durable as with
-// synchronous=FULL. Checkpoints, which write the database file and later
-// let the WAL be overwritten, run only on the checkpoint connection with
-// synchronous=FULL, so they sync the WAL before copying it and the database
-// before the WAL can be reused: power loss can drop only unacknowledged
-// commits, a suffix of the log, never corrupt it.
+// modernc, so they all go in the DSN. Every commit is durable when it
+// returns (WAL, synchronous=FULL), and a commit becomes visible to readers
+// only once it is on disk. Checkpoints run on their own connection (see
+// checkpointer) so commits do not pay for them; the writer's autocheckpoint
+// is only a safety net for when that falls far behind.
 func dsn(path string, busy time.Duration, r role) string {
 	u := url.URL{Scheme: "file", Path: path}
 	q := []string{
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
 		"_pragma=foreign_keys(ON)",
 	}
 	switch r {
 	case roleWriter:
-		q = append(q, "_txlock=immediate", "_pragma=synchronous(OFF)", "_pragma=wal_autocheckpoint(0)")
+		q = append(q, "_txlock=immediate", "_pragma=wal_autocheckpoint(20000)")
 	case roleReader:
-		q = append(q, "_pragma=synchronous(FULL)", "_pragma=query_only(1)")
+		q = append(q, "_pragma=query_only(1)")
 	case roleCheckpoint:
-		q = append(q, "_pragma=synchronous(FULL)", "_pragma=journal_size_limit(67108864)")
+		q = append(q, "_pragma=journal_size_limit(67108864)")
 	}
 	return u.String() + "?" + strings.Join(q, "&")
 }
@@ -135,10 +126,6 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	if err := s.Sync(); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
-	}
 	// Prepare every statement of the ingest path now: w has one
 	// connection, so nothing can be prepared on it while a batch holds it.
 	for _, q := range writerStatements() {
@@ -173,31 +160,20 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
-// Close makes every commit durable and closes the database. Pending
-// writes must have finished.
+// Close closes the database. Pending writes must have finished.
 func (s *Store) Close() error {
 	var errs []error
 	if s.stopCk != nil {
 		close(s.stopCk)
 		<-s.ckDone
 	}
-	errs = append(errs, s.Sync())
 	for _, st := range s.stmts {
 		st.Close()
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
-	s.walMu.Lock()
-	if s.wal != nil {
-		errs = append(errs, s.wal.Close())
-		s.wal = nil
-	}
-	s.walMu.Unlock()
 	errs = append(errs, s.w.Close())
-	// The last connection to close checkpoints the WAL into the database
-	// and deletes it: that must be the checkpoint connection, whose
-	// synchronous=FULL syncs the database before the WAL goes.
 	if s.ck != nil {
 		errs = append(errs, s.ck.Close())
 	}
@@ -220,25 +196,6 @@ func (s *Store) checkpointer(interval time.Duration) {
 			_, _ = s.ck.Exec("PRAGMA wal_checkpoint(PASSIVE)")
 		}
 	}
-}
-
-// Sync makes every commit made so far durable: it fdatasyncs the WAL file,
-// which holds every commit not yet checkpointed (checkpoints sync the
-// database file themselves). Writers call it before acknowledging.
-func (s *Store) Sync() error {
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
-	if s.wal == nil {
-		f, err := os.OpenFile(s.path+"-wal", os.O_RDWR, 0)
-		if err != nil {
-			return fmt.Errorf("sync: %w", err)
-		}
-		s.wal = f
-	}
-	if err := datasync(s.wal); err != nil {
-		return fmt.Errorf("sync wal: %w", err)
-	}
-	return nil
 }
 
 // migrations are applied in order; user_version counts how many ran.

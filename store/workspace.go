@@ -62,9 +62,6 @@ func (s *Store) EnsureWorkspace(ctx context.Context, name, plan string) (*Worksp
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ensure workspace: %w", err)
 	}
-	if err := s.Sync(); err != nil {
-		return nil, fmt.Errorf("ensure workspace: %w", err)
-	}
 	s.rememberWorkspace(ws.Name, ws.ID)
 	return ws, nil
 }
@@ -187,9 +184,6 @@ func (s *Store) CreateToken(ctx context.Context, workspace, plan string) (string
 	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	hash := sha256.Sum256([]byte(token))
 	if _, err := s.w.ExecContext(ctx, "INSERT INTO tokens (hash, ws, created_us) VALUES (?, ?, ?)", hash[:], ws.ID, micros(time.Now())); err != nil {
-		return "", fmt.Errorf("create token: %w", err)
-	}
-	if err := s.Sync(); err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
 	return token, nil
