@@ -24,9 +24,9 @@ type subscriber struct {
 	workspace, replica string
 	from               int64 // frames with seq <= from are already covered by the ack cursor
 	// queue holds one slice per commit (or presence change); pending counts
-	// the frames in it. A subscriber more than the queue depth of frames
-	// behind when a commit arrives is failed; one large commit never fails
-	// a subscriber that keeps up.
+	// the frames in it not yet written. A subscriber more than the queue
+	// depth of frames behind, beyond the largest commit, when a commit
+	// arrives is failed; large commits never fail one that keeps up.
 	queue    chan []frame
 	pending  atomic.Int64
 	overflow chan struct{} // closed when the subscriber fell behind
@@ -41,14 +41,15 @@ type broker struct {
 	log   *slog.Logger
 	heads func(ctx context.Context, workspace string) (int64, error)
 	depth int
+	slack int // the largest commit, in frames
 
 	mu   sync.Mutex
 	subs map[string]map[*subscriber]struct{}
 	head map[string]int64 // highest published serverSequence per workspace
 }
 
-func newBroker(log *slog.Logger, depth int, heads func(context.Context, string) (int64, error)) *broker {
-	return &broker{log: log, heads: heads, depth: depth, subs: map[string]map[*subscriber]struct{}{}, head: map[string]int64{}}
+func newBroker(log *slog.Logger, depth, slack int, heads func(context.Context, string) (int64, error)) *broker {
+	return &broker{log: log, heads: heads, depth: depth, slack: slack, subs: map[string]map[*subscriber]struct{}{}, head: map[string]int64{}}
 }
 
 // subscribe registers a subscriber and returns it with its ack cursor: the
@@ -69,9 +70,9 @@ func (b *broker) subscribe(ctx context.Context, workspace, replica string) (*sub
 	}
 	s := &subscriber{
 		workspace: workspace, replica: replica, from: head,
-		// At most depth frames are pending when a commit is queued, and
-		// every queued element holds at least one frame.
-		queue:    make(chan []frame, b.depth+1),
+		// At most depth+slack frames are pending when a commit is queued,
+		// and every queued element holds at least one frame.
+		queue:    make(chan []frame, b.depth+b.slack+1),
 		overflow: make(chan struct{}),
 	}
 	if b.subs[workspace] == nil {
@@ -151,7 +152,7 @@ func (b *broker) publishPresence(workspace string, p *protocol.RemotePresence) {
 }
 
 func (b *broker) send(s *subscriber, frames []frame) {
-	if s.pending.Load() > int64(b.depth) {
+	if s.pending.Load() > int64(b.depth+b.slack) {
 		s.fail()
 		return
 	}

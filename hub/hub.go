@@ -33,6 +33,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// maxBatch is the most envelopes one commit carries.
+const maxBatch = 512
+
 // Server serves the coordination API.
 type Server struct {
 	cfg      Config
@@ -60,8 +63,8 @@ func New(cfg Config) *Server {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, log: log, store: cfg.Store, shutdown: make(chan struct{})}
-	s.broker = newBroker(log, cfg.QueueDepth, cfg.Store.Head)
-	s.ingester = cfg.Store.NewIngester(&store.IngesterOptions{OnCommit: s.broker.publish})
+	s.broker = newBroker(log, cfg.QueueDepth, maxBatch, cfg.Store.Head)
+	s.ingester = cfg.Store.NewIngester(&store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
 	s.mux = s.routes()
 	return s
 }

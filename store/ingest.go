@@ -37,6 +37,11 @@ func (e *RuleError) Error() string { return string(e.Code) + ": " + e.Message }
 type Item struct {
 	Workspace string
 	Envelope  *protocol.Envelope // validated
+	// NextSequence has the store assign the envelope's clientSequence: the
+	// replica's highest ingested one plus one, decided inside the commit,
+	// so concurrent processes sharing a replica never collide and a
+	// number is never handed out twice. Envelope.ClientSequence is set.
+	NextSequence bool
 
 	body []byte   // canonical encoding, computed by prepare
 	hash [32]byte // its SHA-256
@@ -100,6 +105,11 @@ func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error)
 	}
 	if err := b.flush(); err != nil {
 		return nil, err
+	}
+	if s.projections {
+		if err := b.project(items, results); err != nil {
+			return nil, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", err)
@@ -291,6 +301,13 @@ func (b *batch) decide(it *Item) (Result, error) {
 	st := b.ws[it.Workspace]
 	rk := replicaKey{st.id, e.ReplicaID}
 
+	if it.NextSequence {
+		e.ClientSequence = max(b.maxClient[rk], 0) + 1
+		it.body = nil
+		if err := it.prepare(); err != nil {
+			return Result{Err: err}, nil
+		}
+	}
 	// Rules 1 and 2: (replicaId, clientSequence) identifies an envelope for ever.
 	if highest := b.maxClient[rk]; e.ClientSequence <= highest {
 		old, found, err := b.receipt(receiptKey{rk, e.ClientSequence})
@@ -365,6 +382,27 @@ func (b *batch) receipt(k receiptKey) (receiptRow, bool, error) {
 	}
 	copy(r.hash[:], hash)
 	return r, true, nil
+}
+
+// project applies the batch's logged envelopes to the projections.
+func (b *batch) project(items []Item, results []Result) error {
+	have := map[int64]map[int64]*protocol.Envelope{}
+	for i, r := range results {
+		if r.Logged == nil {
+			continue
+		}
+		ws := b.ws[items[i].Workspace].id
+		if have[ws] == nil {
+			have[ws] = map[int64]*protocol.Envelope{}
+		}
+		have[ws][r.Logged.ServerSequence] = r.Logged
+	}
+	for _, st := range b.ws {
+		if err := b.s.projectThrough(b.ctx, b.tx, st.id, st.head, have[st.id]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flush writes the batch's rows with multi-row inserts.

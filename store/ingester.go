@@ -81,7 +81,12 @@ func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
 // (database, shutdown); rule refusals are in Result.Err. Once queued, the
 // envelope is decided even if ctx ends, so a retry finds the same outcome.
 func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.Envelope) (Result, error) {
-	p := &pending{item: Item{Workspace: workspace, Envelope: e}, wake: make(chan struct{}, 1)}
+	return in.IngestItem(ctx, Item{Workspace: workspace, Envelope: e})
+}
+
+// IngestItem is Ingest for an Item, for NextSequence.
+func (in *Ingester) IngestItem(ctx context.Context, it Item) (Result, error) {
+	p := &pending{item: it, wake: make(chan struct{}, 1)}
 	// Encoding and hashing happen before the queue, in parallel.
 	if err := p.item.prepare(); err != nil {
 		return Result{Err: err}, nil

@@ -30,13 +30,18 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Readers is the size of the read connection pool. Default 4.
 	Readers int
+	// Projections makes every ingest also update the projections (claims
+	// with arbitration, intents, tasks, handoffs, validations) in the same
+	// transaction, as replicas need; the coordination service does not.
+	Projections bool
 }
 
 // Store is an open workspace database.
 type Store struct {
-	path string
-	w    *sql.DB // one connection: every write goes through it
-	r    *sql.DB // read-only connections for pages and lookups
+	path        string
+	projections bool
+	w           *sql.DB // one connection: every write goes through it
+	r           *sql.DB // read-only connections for pages and lookups
 
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
@@ -88,6 +93,7 @@ func dsn(path string, busy time.Duration, r role) string {
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	o := Options{BusyTimeout: 10 * time.Second, Readers: 4}
 	if opts != nil {
+		o.Projections = opts.Projections
 		if opts.BusyTimeout > 0 {
 			o.BusyTimeout = opts.BusyTimeout
 		}
@@ -110,7 +116,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{path: abs, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
+	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		w.Close()
@@ -260,6 +266,69 @@ CREATE TABLE presence (
 	status     TEXT NOT NULL,
 	updated_us INTEGER NOT NULL,
 	PRIMARY KEY (ws, replica)
+) WITHOUT ROWID;
+`,
+	// 2: what a replica keeps: its clientSequence counter, the outbox of
+	// envelopes not yet acknowledged by a service, cursors, and the
+	// projections computed from the log.
+	`
+CREATE TABLE replica_seq (
+	replica TEXT PRIMARY KEY,
+	next    INTEGER NOT NULL -- the next clientSequence; never handed out twice
+) WITHOUT ROWID;
+CREATE TABLE outbox (
+	replica     TEXT NOT NULL,
+	client_seq  INTEGER NOT NULL,
+	workspace   TEXT NOT NULL,
+	kind        INTEGER NOT NULL,
+	body        BLOB NOT NULL, -- canonical envelope JSON
+	created_us  INTEGER NOT NULL,
+	status      INTEGER NOT NULL DEFAULT 0, -- 0 pending, 1 acknowledged, 2 refused
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	last_error  TEXT NOT NULL DEFAULT '',
+	server_seq  INTEGER NOT NULL DEFAULT 0,
+	ingested_us INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (replica, client_seq)
+) WITHOUT ROWID;
+CREATE INDEX outbox_by_status ON outbox (status, replica, client_seq);
+CREATE TABLE cursors (
+	name       TEXT PRIMARY KEY,
+	seq        INTEGER NOT NULL,
+	updated_us INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Projections: the current state of every entity, a pure function of the
+-- log in server order, so every replica computes the same.
+CREATE TABLE proj_through (
+	ws  INTEGER PRIMARY KEY,
+	seq INTEGER NOT NULL -- every operation up to here is applied
+);
+CREATE TABLE proj (
+	ws          INTEGER NOT NULL,
+	kind        INTEGER NOT NULL,
+	id          TEXT NOT NULL,
+	actor       TEXT NOT NULL, -- claim: current holder; task: creator; handoff: from; others: author
+	target      TEXT NOT NULL, -- handoff: toActorId; task: assignee
+	status      TEXT NOT NULL, -- claim: active/denied/released; task, handoff, validation: their status; intent: active
+	exclusive   INTEGER NOT NULL DEFAULT 0,
+	created_seq INTEGER NOT NULL,
+	seq         INTEGER NOT NULL, -- the last operation that changed it
+	ingested_us INTEGER NOT NULL, -- of the opening operation
+	updated_us  INTEGER NOT NULL, -- of the last operation
+	expires_us  INTEGER NOT NULL, -- claims and intents; 0 = never
+	body        BLOB NOT NULL,    -- the latest payload JSON
+	detail      TEXT NOT NULL DEFAULT '', -- claim: why it was denied (JSON)
+	PRIMARY KEY (ws, kind, id)
+) WITHOUT ROWID;
+CREATE INDEX proj_by_status ON proj (ws, kind, status, seq);
+CREATE INDEX proj_by_actor ON proj (ws, kind, actor, status);
+-- Active claims' patterns, by literal prefix, so a conflict check reads only
+-- the claims whose prefix is an ancestor or descendant of the query's.
+CREATE TABLE proj_claim_patterns (
+	ws      INTEGER NOT NULL,
+	prefix  TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	pattern TEXT NOT NULL,
+	PRIMARY KEY (ws, prefix, id, pattern)
 ) WITHOUT ROWID;
 `,
 }

@@ -78,5 +78,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil
 		}
 	}
-	return usageError{msg: "the stdio MCP server is not built yet; available: serve, token create, version\n\n" + usage}
+	return runStdio(ctx, args, stdin, stdout, stderr)
 }

@@ -1,0 +1,522 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Claim lifetimes.
+const (
+	DefaultClaimTTL  = 30 * time.Minute
+	MaxClaimTTL      = 8 * time.Hour
+	DefaultIntentTTL = store.IntentTTL
+)
+
+// NormalizePatterns cleans agent-supplied paths and globs: leading "./"
+// and "/" are dropped, "\" becomes "/", and a trailing "/" means the
+// whole directory ("dir/" -> "dir/**"). Each must then be a valid,
+// repository-relative glob.
+func NormalizePatterns(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, inputErr("give at least one path or glob, e.g. \"src/game/boss.gd\" or \"assets/boss/**\"")
+	}
+	out := make([]string, 0, len(in))
+	for _, p := range in {
+		q := strings.TrimSpace(strings.ReplaceAll(p, `\`, "/"))
+		for strings.HasPrefix(q, "./") {
+			q = q[2:]
+		}
+		q = strings.TrimLeft(q, "/")
+		if strings.HasSuffix(q, "/") {
+			q += "**"
+		}
+		if q == "" || q == "." {
+			q = "**"
+		}
+		if !doublestar.ValidatePattern(q) || slices.Contains(strings.Split(q, "/"), "..") {
+			return nil, inputErr("%q is not a repository-relative path or glob (use / separators, no ..; ** spans directories)", p)
+		}
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+func ttlOr(d, def, maxD time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return min(d, maxD)
+}
+
+// PublishIntent announces what this actor is about to work on.
+func (c *Coordinator) PublishIntent(ctx context.Context, summary string, paths []string, taskID string, ttl time.Duration) (*Published, error) {
+	if strings.TrimSpace(summary) == "" {
+		return nil, inputErr("summary is required: one line on what you are about to do")
+	}
+	pats, err := NormalizePatterns(paths)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now().UTC().Truncate(time.Millisecond)
+	exp := now.Add(ttlOr(ttl, DefaultIntentTTL, 24*time.Hour))
+	return c.Publish(ctx, protocol.EventIntentPublished, &protocol.Intent{
+		ID: NewID(protocol.KindIntent), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
+		Summary: summary, Paths: pats, TaskID: taskID, CreatedAt: now, ExpiresAt: &exp,
+	})
+}
+
+// ClaimResult is the outcome of a claim.
+type ClaimResult struct {
+	*Published
+	Claim *protocol.Claim
+	// Status is "granted" or "denied" once the log ordered the claim, or
+	// "pending" while it waits in the outbox (then Likely tells what the
+	// local copy of the log predicts).
+	Status string
+	Likely string
+	// Conflicts are the claims that denied it (or would).
+	Conflicts []store.Conflict
+	// Limit is set when the actor holds too many active claims.
+	Limit int
+	// Renewed is the claim this one replaced.
+	Renewed string
+}
+
+// Claim reserves patterns for this actor for ttl (default 30 minutes).
+// With renew set to one of this actor's active claims, it claims the same
+// patterns anew (for the new ttl) and, when granted, releases the old one.
+func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bool, reason string, ttl time.Duration, renew string) (*ClaimResult, error) {
+	if renew != "" {
+		old, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, renew)
+		if err != nil {
+			return nil, inputErr("no claim %q to renew; list yours with workspace_status", renew)
+		}
+		if old.Actor != c.cfg.Actor || old.Current(c.now()) != store.ClaimActive {
+			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, old.Current(c.now()), old.Actor)
+		}
+		var oc protocol.Claim
+		if err := json.Unmarshal(old.Body, &oc); err != nil {
+			return nil, err
+		}
+		if len(patterns) == 0 {
+			patterns = oc.Patterns
+		}
+		if reason == "" {
+			reason = oc.Reason
+		}
+	}
+	pats, err := NormalizePatterns(patterns)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now().UTC().Truncate(time.Millisecond)
+	cl := &protocol.Claim{
+		ID: NewID(protocol.KindClaim), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
+		Patterns: pats, Exclusive: exclusive, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(ttlOr(ttl, DefaultClaimTTL, MaxClaimTTL)),
+	}
+	pub, err := c.Publish(ctx, protocol.EventClaimCreated, cl)
+	if err != nil {
+		return nil, err
+	}
+	res := &ClaimResult{Published: pub, Claim: cl, Status: "pending", Renewed: renew}
+	if pub.Acknowledged {
+		ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, cl.ID)
+		if err == nil {
+			res.Status = "granted"
+			if ent.Status == store.ClaimDenied {
+				res.Status = "denied"
+				if d := ent.Denial(); d != nil {
+					res.Conflicts, res.Limit = d.Conflicts, d.Limit
+				}
+			}
+		}
+	}
+	if res.Status == "pending" {
+		// Not ordered yet: predict from the local copy of the log.
+		res.Conflicts, err = c.st.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, c.now())
+		if err != nil {
+			return nil, err
+		}
+		res.Conflicts = slices.DeleteFunc(res.Conflicts, func(x store.Conflict) bool { return !exclusive && !x.Exclusive })
+		res.Likely = "granted"
+		if len(res.Conflicts) > 0 {
+			res.Likely = "denied"
+		}
+	}
+	if renew != "" && res.Status == "granted" {
+		if _, err := c.release(ctx, renew, "renewed as "+cl.ID); err != nil {
+			c.log.Warn("release renewed claim", "claim", renew, "err", err)
+		}
+	}
+	return res, nil
+}
+
+// Release releases claims of this actor: the given ids, or every active
+// one when all is set.
+func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, reason string) ([]string, []*Published, error) {
+	if all {
+		mine, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, Limit: 1000})
+		if err != nil {
+			return nil, nil, err
+		}
+		claimIDs = claimIDs[:0]
+		for _, e := range mine {
+			claimIDs = append(claimIDs, e.ID)
+		}
+	}
+	if len(claimIDs) == 0 {
+		return nil, nil, inputErr("no claims to release: give claimIds, or all=true")
+	}
+	var done []string
+	var pubs []*Published
+	for _, id := range claimIDs {
+		p, err := c.release(ctx, id, reason)
+		if err != nil {
+			return done, pubs, err
+		}
+		done, pubs = append(done, id), append(pubs, p)
+	}
+	return done, pubs, nil
+}
+
+func (c *Coordinator) release(ctx context.Context, id, reason string) (*Published, error) {
+	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, inputErr("no claim %q in this workspace", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ent.Actor != c.cfg.Actor {
+		return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
+	}
+	if ent.Status != store.ClaimActive {
+		return nil, inputErr("claim %q is already %s", id, ent.Status)
+	}
+	var cl protocol.Claim
+	if err := json.Unmarshal(ent.Body, &cl); err != nil {
+		return nil, err
+	}
+	at := c.now().UTC().Truncate(time.Millisecond)
+	cl.ReleasedAt, cl.ReleaseReason = &at, reason
+	if cl.ReleaseReason == "" {
+		cl.ReleaseReason = "released"
+	}
+	cl.ActorID = ent.Actor
+	return c.Publish(ctx, protocol.EventClaimReleased, &cl)
+}
+
+// Conflicts are the claims and intents of others overlapping some paths.
+type Conflicts struct {
+	Claims  []store.Conflict
+	Intents []*store.Entity
+}
+
+// CheckConflicts reports the active claims and current intents of other
+// actors that overlap paths (paths or globs).
+func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conflicts, error) {
+	pats, err := NormalizePatterns(paths)
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	claims, err := c.st.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	if err != nil {
+		return nil, err
+	}
+	intents, err := c.st.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Conflicts{Claims: claims, Intents: intents}, nil
+}
+
+// RequestHandoff asks another actor (or anyone, when to is empty) to take
+// over: claimIDs (default: every active claim of this actor) move to them
+// when they accept.
+func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, taskID string, claimIDs []string, branch, commit string) (*Published, *protocol.Handoff, error) {
+	if strings.TrimSpace(summary) == "" {
+		return nil, nil, inputErr("summary is required: what is done and what is left")
+	}
+	if to == c.cfg.Actor {
+		return nil, nil, inputErr("you cannot hand off to yourself (%s)", to)
+	}
+	if claimIDs == nil {
+		mine, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.now(), Limit: 1000})
+		if err != nil {
+			return nil, nil, err
+		}
+		claimIDs = []string{}
+		for _, e := range mine {
+			claimIDs = append(claimIDs, e.ID)
+		}
+	}
+	for _, id := range claimIDs {
+		ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, id)
+		if err != nil || ent.Actor != c.cfg.Actor || ent.Current(c.now()) != store.ClaimActive {
+			return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
+		}
+	}
+	h := &protocol.Handoff{
+		ID: NewID(protocol.KindHandoff), WorkspaceID: c.cfg.Workspace, FromActorID: c.cfg.Actor, FromReplicaID: c.cfg.Replica,
+		ToActorID: to, TaskID: taskID, ClaimIDs: claimIDs, Summary: summary, Notes: notes, Branch: branch, Commit: commit,
+		Status: protocol.HandoffRequested, CreatedAt: c.now().UTC().Truncate(time.Millisecond),
+	}
+	pub, err := c.Publish(ctx, protocol.EventHandoffRequested, h)
+	return pub, h, err
+}
+
+// RespondHandoff accepts or declines a handoff to this actor, or withdraws
+// one of this actor's own.
+func (c *Coordinator) RespondHandoff(ctx context.Context, id string, status protocol.HandoffStatus, note string) (*Published, *protocol.Handoff, error) {
+	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindHandoff, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, inputErr("no handoff %q in this workspace", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var h protocol.Handoff
+	if err := json.Unmarshal(ent.Body, &h); err != nil {
+		return nil, nil, err
+	}
+	if h.Status != protocol.HandoffRequested {
+		return nil, nil, inputErr("handoff %q is already %s", id, h.Status)
+	}
+	switch status {
+	case protocol.HandoffAccepted, protocol.HandoffDeclined:
+		if h.FromActorID == c.cfg.Actor {
+			return nil, nil, inputErr("handoff %q is your own; you can only withdraw it", id)
+		}
+		if h.ToActorID != "" && h.ToActorID != c.cfg.Actor {
+			return nil, nil, inputErr("handoff %q is addressed to %s, not you", id, h.ToActorID)
+		}
+	case protocol.HandoffWithdrawn:
+		if h.FromActorID != c.cfg.Actor {
+			return nil, nil, inputErr("only %s can withdraw handoff %q", h.FromActorID, id)
+		}
+	default:
+		return nil, nil, inputErr("response must be accepted, declined or withdrawn")
+	}
+	at := c.now().UTC().Truncate(time.Millisecond)
+	h.Status, h.RespondedAt, h.ResponderActorID, h.ResponseNote = status, &at, c.cfg.Actor, note
+	pub, err := c.Publish(ctx, protocol.EventHandoffResponded, &h)
+	return pub, &h, err
+}
+
+// CreateTask opens a task.
+func (c *Coordinator) CreateTask(ctx context.Context, title, description string, labels []string, assignee string, status protocol.TaskStatus) (*Published, *protocol.Task, error) {
+	if strings.TrimSpace(title) == "" {
+		return nil, nil, inputErr("title is required")
+	}
+	if status == "" {
+		status = protocol.TaskOpen
+	}
+	if labels == nil {
+		labels = []string{}
+	}
+	now := c.now().UTC().Truncate(time.Millisecond)
+	t := &protocol.Task{ID: NewID(protocol.KindTask), WorkspaceID: c.cfg.Workspace, Title: title, Description: description,
+		Status: status, AssigneeActorID: assignee, CreatedByActor: c.cfg.Actor, Labels: labels, CreatedAt: now, UpdatedAt: now}
+	pub, err := c.Publish(ctx, protocol.EventTaskCreated, t)
+	return pub, t, err
+}
+
+// TaskChange holds the fields update_task changes; nil means unchanged.
+type TaskChange struct {
+	Title, Description, Assignee *string
+	Status                       *protocol.TaskStatus
+	Labels                       []string
+}
+
+// UpdateTask changes a task.
+func (c *Coordinator) UpdateTask(ctx context.Context, id string, ch TaskChange) (*Published, *protocol.Task, error) {
+	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindTask, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, inputErr("no task %q in this workspace; list_tasks shows them", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var t protocol.Task
+	if err := json.Unmarshal(ent.Body, &t); err != nil {
+		return nil, nil, err
+	}
+	changed := false
+	set := func(dst *string, v *string) {
+		if v != nil && *dst != *v {
+			*dst, changed = *v, true
+		}
+	}
+	set(&t.Title, ch.Title)
+	set(&t.Description, ch.Description)
+	set(&t.AssigneeActorID, ch.Assignee)
+	if ch.Status != nil && t.Status != *ch.Status {
+		t.Status, changed = *ch.Status, true
+	}
+	if ch.Labels != nil && !slices.Equal(ch.Labels, t.Labels) {
+		t.Labels, changed = ch.Labels, true
+	}
+	if !changed {
+		return nil, nil, inputErr("nothing to change: give status, assignee, title, description or labels")
+	}
+	t.UpdatedAt = c.now().UTC().Truncate(time.Millisecond)
+	if t.UpdatedAt.Before(t.CreatedAt) {
+		t.UpdatedAt = t.CreatedAt
+	}
+	pub, err := c.Publish(ctx, protocol.EventTaskUpdated, &t)
+	return pub, &t, err
+}
+
+// RecordValidation shares the outcome of a test, build, lint, scenario or
+// replay run.
+func (c *Coordinator) RecordValidation(ctx context.Context, v protocol.Validation) (*Published, *protocol.Validation, error) {
+	v.ID, v.WorkspaceID, v.ActorID, v.ReplicaID = NewID(protocol.KindValidation), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
+	v.CreatedAt = c.now().UTC().Truncate(time.Millisecond)
+	if len(v.Paths) > 0 {
+		pats, err := NormalizePatterns(v.Paths)
+		if err != nil {
+			return nil, nil, err
+		}
+		v.Paths = pats
+	}
+	pub, err := c.Publish(ctx, protocol.EventValidationComplete, &v)
+	return pub, &v, err
+}
+
+// ShareChanges publishes a change transaction.
+func (c *Coordinator) ShareChanges(ctx context.Context, tr protocol.ChangeTransaction) (*Published, *protocol.ChangeTransaction, error) {
+	if len(tr.Files) == 0 {
+		return nil, nil, inputErr("there are no changes to share: the working tree matches HEAD")
+	}
+	tr.ID, tr.WorkspaceID, tr.ActorID, tr.ReplicaID = NewID(protocol.KindTransaction), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
+	tr.CreatedAt = c.now().UTC().Truncate(time.Millisecond)
+	if tr.BaseCommit == "" {
+		tr.BaseCommit = "none" // a repository without commits yet
+	}
+	pub, err := c.Publish(ctx, protocol.EventTransactionCreated, &tr)
+	return pub, &tr, err
+}
+
+// Feed reads the workspace log after a position.
+func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind protocol.Kind) ([]*protocol.Envelope, *store.PageResult, error) {
+	if c.rem != nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if err := c.rem.pull(pctx); err != nil {
+			c.log.Debug("pull before feed", "err", err)
+		}
+		cancel()
+	}
+	page, err := c.st.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: after, Limit: limit, Kind: kind})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*protocol.Envelope
+	for _, op := range page.Ops {
+		e, err := op.Envelope()
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, e)
+	}
+	return out, page, nil
+}
+
+// Status describes the workspace and this session.
+type Status struct {
+	Mode         string
+	Service      string
+	Connected    bool
+	Live         bool
+	LastError    string
+	Head         int64
+	Projected    int64
+	Pending      int
+	Refused      int
+	MyClaims     []*store.Entity
+	OthersClaims int
+	OpenTasks    int
+	HandoffsToMe []*store.Entity
+	Presence     []*protocol.RemotePresence
+}
+
+// Status reports the workspace and this session's state.
+func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
+	s := &Status{Mode: c.Mode()}
+	var err error
+	if c.rem != nil {
+		s.Service = c.rem.base
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if perr := c.rem.pull(pctx); perr != nil {
+			s.LastError = perr.Error()
+		}
+		cancel()
+		s.Connected, s.Live = c.rem.connected.Load(), c.rem.live.Load()
+		if s.LastError == "" {
+			if v, ok := c.rem.lastErr.Load().(string); ok && !s.Connected {
+				s.LastError = v
+			}
+		}
+		if s.Pending, s.Refused, err = c.st.OutboxCounts(ctx, c.cfg.Replica); err != nil {
+			return nil, err
+		}
+	}
+	if s.Head, err = c.st.Head(ctx, c.cfg.Workspace); err != nil {
+		return nil, err
+	}
+	if s.Projected, err = c.st.ProjectedThrough(ctx, c.cfg.Workspace); err != nil {
+		return nil, err
+	}
+	now := c.now()
+	if s.MyClaims, err = c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+		return nil, err
+	}
+	if s.OthersClaims, err = c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
+		return nil, err
+	}
+	if s.OpenTasks, err = c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
+		return nil, err
+	}
+	handoffs, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindHandoff, Status: []string{"requested"}, NotActor: c.cfg.Actor, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range handoffs {
+		if h.Target == "" || h.Target == c.cfg.Actor {
+			s.HandoffsToMe = append(s.HandoffsToMe, h)
+		}
+	}
+	if c.rem == nil {
+		if s.Presence, err = c.st.Presence(ctx, c.cfg.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Entities lists projected entities of this workspace.
+func (c *Coordinator) Entities(ctx context.Context, q store.EntityQuery) ([]*store.Entity, error) {
+	q.Workspace = c.cfg.Workspace
+	return c.st.Entities(ctx, q)
+}
+
+// Head is the newest serverSequence in the local copy of the log.
+func (c *Coordinator) Head(ctx context.Context) (int64, error) {
+	return c.st.Head(ctx, c.cfg.Workspace)
+}
+
+// Describe summarizes one event as a news item.
+func (c *Coordinator) Describe(ctx context.Context, e *protocol.Envelope) NewsItem {
+	return c.describe(ctx, e)
+}

@@ -1,0 +1,89 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Published is the outcome of a write.
+type Published struct {
+	Envelope *protocol.Envelope
+	// Acknowledged: the workspace log holds it at ServerSequence. In local
+	// mode always; in remote mode once the service answered.
+	Acknowledged   bool
+	ServerSequence int64
+	IngestedAt     time.Time
+	Duplicate      bool
+	// Queued: committed to the local outbox and not acknowledged yet; it
+	// is uploaded, in order and exactly once, when the service answers.
+	Queued bool
+}
+
+// RefusedError is a write refused by a rule of the protocol
+// (ID_CONFLICT, CLIENT_SEQUENCE_REGRESSION, UNKNOWN_ENTITY, SCHEMA_INVALID).
+type RefusedError struct {
+	Code    protocol.ErrorCode
+	Message string
+}
+
+func (e *RefusedError) Error() string { return string(e.Code) + ": " + e.Message }
+
+// InputError is a request the agent must change: it names what is wrong.
+type InputError struct{ Message string }
+
+func (e *InputError) Error() string { return e.Message }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{Message: fmt.Sprintf(format, args...)}
+}
+
+// idPrefix is the id prefix of each kind's entities.
+var idPrefix = map[protocol.Kind]string{
+	protocol.KindTransaction: "txn", protocol.KindTask: "tsk", protocol.KindClaim: "clm",
+	protocol.KindHandoff: "hnd", protocol.KindIntent: "int", protocol.KindValidation: "val",
+}
+
+// NewID returns a fresh, time-ordered id for an entity of kind.
+func NewID(kind protocol.Kind) string { return ids.New(idPrefix[kind]) }
+
+// envelope wraps payload in an envelope stamped with this session's identity.
+func (c *Coordinator) envelope(t protocol.EventType, p protocol.Payload) *protocol.Envelope {
+	agent := c.Agent()
+	return &protocol.Envelope{
+		ID: p.EntityID(), SchemaVersion: protocol.SchemaVersion, WorkspaceID: c.cfg.Workspace,
+		ReplicaID: c.cfg.Replica, ActorID: c.cfg.Actor, SessionID: c.cfg.Session, Agent: &agent,
+		Type: t, CreatedAt: c.now().UTC().Truncate(time.Millisecond), Payload: p,
+	}
+}
+
+// Publish commits an envelope of type t carrying p, durably, before it
+// returns: in local mode into the shared workspace log (with its
+// serverSequence and the projections updated), in remote mode into the
+// outbox, waiting up to AckWait for the service's receipt.
+func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p protocol.Payload) (*Published, error) {
+	env := c.envelope(t, p)
+	if err := env.Validate(); err != nil {
+		return nil, &InputError{Message: err.Error()}
+	}
+	if c.rem != nil {
+		return c.rem.publish(ctx, env)
+	}
+	res, err := c.local.IngestItem(ctx, store.Item{Workspace: c.cfg.Workspace, Envelope: env, NextSequence: true})
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	var rule *store.RuleError
+	switch {
+	case errors.As(res.Err, &rule):
+		return nil, &RefusedError{Code: rule.Code, Message: rule.Message}
+	case res.Err != nil:
+		return nil, fmt.Errorf("publish: %w", res.Err)
+	}
+	return &Published{Envelope: env, Acknowledged: true, ServerSequence: res.Receipt.ServerSequence, IngestedAt: res.Receipt.IngestedAt, Duplicate: res.Receipt.Duplicate}, nil
+}

@@ -1,0 +1,379 @@
+package coord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// remote speaks the coordination protocol to a service: it uploads the
+// outbox in clientSequence order and mirrors the service's log.
+type remote struct {
+	c      *Coordinator
+	base   string
+	token  string
+	client *http.Client
+	cursor string // the mirror's cursor name
+
+	kick chan struct{} // wakes the uploader
+	poke chan struct{} // wakes the puller
+
+	mu      sync.Mutex
+	waiters map[int64][]chan uploadOutcome // by clientSequence
+
+	pullMu    sync.Mutex
+	connected atomic.Bool // the last request reached the service
+	lastErr   atomic.Value
+	live      atomic.Bool // the WebSocket subscription is up
+	wg        sync.WaitGroup
+}
+
+type uploadOutcome struct {
+	receipt *protocol.IngestReceipt
+	refused *RefusedError
+}
+
+func newRemote(c *Coordinator) *remote {
+	return &remote{
+		c: c, base: strings.TrimRight(c.cfg.Service, "/"), token: c.cfg.Token,
+		client: &http.Client{Timeout: c.cfg.HTTPTimeout},
+		cursor: "remote:" + c.cfg.Workspace,
+		kick:   make(chan struct{}, 1), poke: make(chan struct{}, 1),
+		waiters: map[int64][]chan uploadOutcome{},
+	}
+}
+
+func (r *remote) start(ctx context.Context) {
+	r.wg.Add(2)
+	go func() { defer r.wg.Done(); r.uploader(ctx) }()
+	go func() { defer r.wg.Done(); r.follower(ctx) }()
+	r.wake(r.kick)
+}
+
+func (r *remote) wait() { r.wg.Wait() }
+
+func (r *remote) wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// publish commits env to the outbox and waits a moment for its receipt.
+func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Published, error) {
+	entry, err := r.c.st.Enqueue(ctx, env)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	ch := make(chan uploadOutcome, 1)
+	r.mu.Lock()
+	r.waiters[entry.ClientSequence] = append(r.waiters[entry.ClientSequence], ch)
+	r.mu.Unlock()
+	r.wake(r.kick)
+	t := time.NewTimer(r.c.cfg.AckWait)
+	defer t.Stop()
+	select {
+	case out := <-ch:
+		if out.refused != nil {
+			return nil, out.refused
+		}
+		// Read the log through our own operation, so projections (claim
+		// arbitration) include it.
+		pctx, cancel := context.WithTimeout(ctx, r.c.cfg.AckWait)
+		if err := r.pullThrough(pctx, out.receipt.ServerSequence); err != nil {
+			r.c.log.Warn("pull after ingest", "err", err)
+		}
+		cancel()
+		return &Published{Envelope: env, Acknowledged: true, ServerSequence: out.receipt.ServerSequence, IngestedAt: out.receipt.IngestedAt, Duplicate: out.receipt.Duplicate}, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return &Published{Envelope: env, Queued: true}, nil
+}
+
+func (r *remote) notify(clientSeq int64, out uploadOutcome) {
+	r.mu.Lock()
+	ws := r.waiters[clientSeq]
+	delete(r.waiters, clientSeq)
+	r.mu.Unlock()
+	for _, ch := range ws {
+		ch <- out
+	}
+}
+
+// uploader uploads pending outbox entries in order whenever kicked, and
+// retries with exponential backoff while the service cannot be reached.
+func (r *remote) uploader(ctx context.Context) {
+	backoff := time.Duration(0)
+	for {
+		var timer <-chan time.Time
+		if backoff > 0 {
+			timer = time.After(backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+		case <-timer:
+		}
+		retry, err := r.uploadPending(ctx)
+		switch {
+		case err != nil || retry:
+			if err != nil {
+				r.lastErr.Store(err.Error())
+			}
+			backoff = min(max(backoff*2, 200*time.Millisecond), 30*time.Second)
+		default:
+			backoff = 0
+		}
+	}
+}
+
+// uploadPending uploads what is pending; retry says a transient failure
+// stopped it (the rest waits, to keep clientSequence order).
+func (r *remote) uploadPending(ctx context.Context) (retry bool, err error) {
+	for {
+		pending, err := r.c.st.Pending(ctx, r.c.cfg.Replica, 100)
+		if err != nil || len(pending) == 0 {
+			return false, err
+		}
+		for _, e := range pending {
+			status, body, err := r.do(ctx, http.MethodPost, "/v1/"+e.Kind.Collection(), append(append([]byte(`{"envelope":`), e.Body...), '}'))
+			switch {
+			case err != nil:
+				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, err.Error())
+				return true, err
+			case status == http.StatusOK:
+				var rc protocol.IngestReceipt
+				if err := json.Unmarshal(body, &rc); err != nil {
+					return true, fmt.Errorf("ingest receipt: %w", err)
+				}
+				if err := r.c.st.Acknowledge(ctx, e.Replica, e.ClientSequence, rc); err != nil {
+					return true, err
+				}
+				r.notify(e.ClientSequence, uploadOutcome{receipt: &rc})
+			case status == http.StatusBadRequest || status == http.StatusConflict || status == http.StatusRequestEntityTooLarge:
+				code, msg := errorBody(body)
+				r.c.st.Refuse(ctx, e.Replica, e.ClientSequence, string(code)+": "+msg)
+				ref := &RefusedError{Code: code, Message: msg}
+				r.notify(e.ClientSequence, uploadOutcome{refused: ref})
+				r.c.notice("the service refused envelope %s (clientSequence %d): %s", e.Kind, e.ClientSequence, ref)
+			case status == http.StatusUnauthorized || status == http.StatusForbidden:
+				code, msg := errorBody(body)
+				why := fmt.Sprintf("%s: %s (check --token and --workspace)", code, msg)
+				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, why)
+				return true, errors.New(why)
+			default:
+				_, msg := errorBody(body)
+				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, fmt.Sprintf("HTTP %d: %s", status, msg))
+				return true, fmt.Errorf("ingest: HTTP %d", status)
+			}
+		}
+	}
+}
+
+func errorBody(body []byte) (protocol.ErrorCode, string) {
+	var eb protocol.ErrorBody
+	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
+		return eb.Error.Code, eb.Error.Message
+	}
+	return protocol.CodeInternal, strings.TrimSpace(string(body))
+}
+
+// do sends one request to the service.
+func (r *remote) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.connected.Store(false)
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		r.connected.Store(false)
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	r.connected.Store(true)
+	return resp.StatusCode, b, nil
+}
+
+// pull mirrors the service's log from the cursor to its head.
+func (r *remote) pull(ctx context.Context) error {
+	r.pullMu.Lock()
+	defer r.pullMu.Unlock()
+	ws := r.c.cfg.Workspace
+	for {
+		cursor, err := r.c.st.Cursor(ctx, r.cursor)
+		if err != nil {
+			return err
+		}
+		status, body, err := r.do(ctx, http.MethodGet, "/v1/events?protocolVersion=2&limit=1000&afterSequence="+strconv.FormatInt(cursor, 10)+"&workspaceId="+url.QueryEscape(ws), nil)
+		if err != nil {
+			r.lastErr.Store(err.Error())
+			return err
+		}
+		if status != http.StatusOK {
+			code, msg := errorBody(body)
+			err := fmt.Errorf("read events: HTTP %d %s: %s", status, code, msg)
+			r.lastErr.Store(err.Error())
+			return err
+		}
+		page, err := protocol.DecodePageResponse(body)
+		if err != nil {
+			return fmt.Errorf("read events: %w", err)
+		}
+		if page.TooOld != nil {
+			if err := r.c.st.Resync(ctx, ws, r.cursor, page.TooOld.ResyncFrom); err != nil {
+				return err
+			}
+			r.c.notice("the service's history before serverSequence %d was deleted by retention (%g days) before this replica read it: "+
+				"projections were rebuilt from there; claims and intents from before may be missing, and git stays the source of truth",
+				page.TooOld.ResyncFrom, page.TooOld.RetentionDays)
+			continue
+		}
+		next := max(page.Page.NextCursor, cursor)
+		if len(page.Page.Items) > 0 || next != cursor {
+			if err := r.c.st.Mirror(ctx, ws, page.Page.Items, r.cursor, next); err != nil {
+				return err
+			}
+		}
+		if !page.Page.HasMore {
+			return nil
+		}
+	}
+}
+
+// pullThrough pulls until the mirror holds seq.
+func (r *remote) pullThrough(ctx context.Context, seq int64) error {
+	if cur, err := r.c.st.Cursor(ctx, r.cursor); err == nil && cur >= seq {
+		return nil
+	}
+	return r.pull(ctx)
+}
+
+// follower keeps the mirror current: a WebSocket subscription whose frames
+// trigger pulls, reconnected with backoff, plus a slow periodic pull in
+// case frames are missed.
+func (r *remote) follower(ctx context.Context) {
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.wake(r.poke)
+			case <-r.poke:
+				if err := r.pull(ctx); err != nil && ctx.Err() == nil {
+					r.c.log.Debug("pull", "err", err)
+				}
+			}
+		}
+	}()
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := r.subscribe(ctx)
+		r.live.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		r.c.log.Debug("subscription ended", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+		if err == nil {
+			backoff = 200 * time.Millisecond
+		}
+	}
+}
+
+// subscribe runs one WebSocket subscription until it ends.
+func (r *remote) subscribe(ctx context.Context) error {
+	u := strings.Replace(strings.Replace(r.base, "https://", "wss://", 1), "http://", "ws://", 1) + "/v1/subscribe"
+	dctx, cancel := context.WithTimeout(ctx, r.c.cfg.HTTPTimeout)
+	conn, _, err := websocket.Dial(dctx, u, nil)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(4 << 20)
+	sub, _ := json.Marshal(protocol.WSSubscribe{Type: "subscribe", WorkspaceID: r.c.cfg.Workspace, ReplicaID: r.c.cfg.Replica, AccessToken: r.token})
+	if err := conn.Write(ctx, websocket.MessageText, sub); err != nil {
+		return err
+	}
+	_, data, err := conn.Read(ctx)
+	if err != nil {
+		return err
+	}
+	var ack struct {
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(data, &ack); err != nil || ack.Type != "subscribed" {
+		return fmt.Errorf("subscribe refused: %s %s", ack.Code, ack.Message)
+	}
+	r.live.Store(true)
+	r.connected.Store(true)
+	// Catch up from the cursor to the subscription's head; frames carry
+	// everything after it.
+	r.wake(r.poke)
+	for {
+		_, _, err := conn.Read(ctx)
+		if err != nil {
+			return err
+		}
+		// Any frame means the log or presence moved: pull, coalesced.
+		r.wake(r.poke)
+	}
+}
+
+// postPresence reports presence to the service, best effort.
+func (r *remote) postPresence(ctx context.Context, p *protocol.PresenceUpdate) error {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	status, resp, err := r.do(pctx, http.MethodPost, "/v1/presence", body)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		code, msg := errorBody(resp)
+		return fmt.Errorf("presence: HTTP %d %s: %s", status, code, msg)
+	}
+	return nil
+}

@@ -1,0 +1,368 @@
+package main
+
+// End-to-end tests of the stdio MCP server: the real binary as a
+// subprocess, driven by mcp-go's client, as two agents of different
+// vendors on one repository, in local mode and against `serve`.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// gitRepo makes a repository with one commit.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "mygame")
+	if err := os.MkdirAll(filepath.Join(dir, "src", "game"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "src", "game", "boss.gd"), []byte("extends Node\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// agent is one MCP client driving its own crosscode-mcp process.
+type agent struct {
+	t      *testing.T
+	name   string
+	c      *mcpclient.Client
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+}
+
+type agentOpts struct {
+	clientName string
+	dir        string
+	args       []string
+	env        []string
+}
+
+func startAgent(t *testing.T, name string, o agentOpts) *agent {
+	t.Helper()
+	a := &agent{t: t, name: name, stderr: &syncBuffer{}}
+	env := append(os.Environ(), mainEnv+"=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_SESSION_REF=", "CLAUDE_CODE_SESSION_ID=")
+	env = append(env, o.env...)
+	var mu sync.Mutex
+	c, err := mcpclient.NewStdioMCPClientWithOptions(os.Args[0], env, o.args,
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env, cmd.Dir = env, o.dir
+			mu.Lock()
+			a.cmd = cmd
+			mu.Unlock()
+			return cmd, nil
+		}),
+		transport.WithCommandStderrWriter(a.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.c = c
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := mcpgo.InitializeRequest{}
+	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcpgo.Implementation{Name: o.clientName, Version: "1.0"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("%s: initialize: %v\n%s", name, err, a.stderr.String())
+	}
+	t.Cleanup(func() { a.c.Close() })
+	return a
+}
+
+// call runs a tool and decodes its structured result; isError results fail
+// the test unless wantError.
+func (a *agent) call(tool string, args map[string]any) map[string]any {
+	a.t.Helper()
+	out, isErr := a.callRaw(tool, args)
+	if isErr {
+		a.t.Fatalf("%s: %s: tool error: %s", a.name, tool, out["error"])
+	}
+	return out
+}
+
+func (a *agent) callRaw(tool string, args map[string]any) (map[string]any, bool) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := a.c.CallTool(ctx, req)
+	if err != nil {
+		a.t.Fatalf("%s: %s: %v\nstderr:\n%s", a.name, tool, err, a.stderr.String())
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.IsError {
+		return map[string]any{"error": text}, true
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		a.t.Fatalf("%s: %s: result is not JSON: %v: %s", a.name, tool, err, text)
+	}
+	return out, false
+}
+
+func (a *agent) kill9() {
+	a.t.Helper()
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		a.t.Fatal(err)
+	}
+	a.cmd.Wait()
+}
+
+func get(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[p]
+	}
+	return v
+}
+
+func newsItems(out map[string]any) []map[string]any {
+	var items []map[string]any
+	list, _ := get(out, "news", "items").([]any)
+	for _, it := range list {
+		items = append(items, it.(map[string]any))
+	}
+	return items
+}
+
+// collaborate runs the two-agent story against ada (claude-code) and bo
+// (cursor): intents, a granted and a denied claim, handoff with claims
+// moving, tasks, validations and news.
+func collaborate(t *testing.T, ada, bo *agent) {
+	st := ada.call("workspace_status", nil)
+	if get(st, "you", "provider") != "claude-code" || get(st, "you", "actor") != "ada@example.com" {
+		t.Fatalf("ada's identity: %v", st["you"])
+	}
+	if st := bo.call("workspace_status", nil); get(st, "you", "provider") != "cursor" {
+		t.Fatalf("bo's identity: %v", st["you"])
+	}
+
+	in := ada.call("publish_intent", map[string]any{"summary": "Rebalance the boss fight", "paths": []string{"src/game/**"}})
+	if get(in, "write", "status") != "acknowledged" {
+		t.Fatalf("intent write: %v", in["write"])
+	}
+	granted := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "phase-2 damage"})
+	if granted["status"] != "granted" {
+		t.Fatalf("ada's claim: %v", granted)
+	}
+	claimID := granted["claimId"].(string)
+
+	denied := bo.call("claim", map[string]any{"patterns": []string{"src/game/boss.gd"}, "reason": "vfx"})
+	if denied["status"] != "denied" {
+		t.Fatalf("bo's overlapping claim was not denied: %v", denied)
+	}
+	conflicts := denied["conflicts"].([]any)
+	if len(conflicts) != 1 || get(conflicts[0].(map[string]any), "actor") != "ada@example.com" || get(conflicts[0].(map[string]any), "claimId") != claimID {
+		t.Fatalf("denial does not name ada's claim: %v", conflicts)
+	}
+	if !strings.Contains(denied["next"].(string), "ada@example.com") {
+		t.Fatalf("next step does not name the holder: %v", denied["next"])
+	}
+	// bo's news shows ada's intent and claim.
+	var sawClaim bool
+	for _, it := range newsItems(denied) {
+		if it["id"] == claimID && it["provider"] == "claude-code" {
+			sawClaim = true
+		}
+	}
+	if !sawClaim {
+		t.Fatalf("bo's news lacks ada's claim: %v", denied["news"])
+	}
+	cc := bo.call("check_conflicts", map[string]any{"paths": []string{"src/game/boss.gd"}})
+	if cc["clear"] != false || len(cc["claims"].([]any)) != 1 || len(cc["intents"].([]any)) != 1 {
+		t.Fatalf("check_conflicts: %v", cc)
+	}
+	if free := bo.call("check_conflicts", map[string]any{"paths": []string{"docs/README.md"}}); free["clear"] != true {
+		t.Fatalf("unrelated path not clear: %v", free)
+	}
+
+	task := ada.call("create_task", map[string]any{"title": "Boss VFX pass", "labels": []string{"vfx"}})
+	taskID := get(task, "task", "taskId").(string)
+	ho := ada.call("request_handoff", map[string]any{"toActor": "bo@example.com", "summary": "Damage curve done; needs VFX", "taskId": taskID})
+	hoID := get(ho, "handoff", "handoffId").(string)
+	if ids := get(ho, "handoff", "claimIds").([]any); len(ids) != 1 || ids[0] != claimID {
+		t.Fatalf("handoff claims: %v", ids)
+	}
+	st = bo.call("workspace_status", nil)
+	var forYou bool
+	for _, it := range newsItems(st) {
+		if it["id"] == hoID && it["forYou"] == true {
+			forYou = true
+		}
+	}
+	if !forYou || len(st["handoffsForYou"].([]any)) != 1 {
+		t.Fatalf("bo does not see the handoff: news %v, handoffsForYou %v", st["news"], st["handoffsForYou"])
+	}
+	acc := bo.call("respond_handoff", map[string]any{"handoffId": hoID, "response": "accept", "note": "on it"})
+	if get(acc, "handoff", "status") != "accepted" {
+		t.Fatalf("accept: %v", acc)
+	}
+	st = bo.call("workspace_status", nil)
+	mine := st["yourClaims"].([]any)
+	if len(mine) != 1 || get(mine[0].(map[string]any), "claimId") != claimID {
+		t.Fatalf("the claim did not move to bo: %v", mine)
+	}
+	if st := ada.call("workspace_status", nil); len(st["yourClaims"].([]any)) != 0 {
+		t.Fatalf("ada still holds the claim: %v", st["yourClaims"])
+	}
+	// Now bo holds it: ada's overlapping claim is denied, naming bo.
+	if again := ada.call("claim", map[string]any{"patterns": []string{"src/game/boss.gd"}}); again["status"] != "denied" || !strings.Contains(again["next"].(string), "bo@example.com") {
+		t.Fatalf("ada's claim after the handoff: %v", again)
+	}
+	upd := bo.call("update_task", map[string]any{"taskId": taskID, "status": "in_progress", "assignee": "bo@example.com"})
+	if get(upd, "task", "status") != "in_progress" {
+		t.Fatalf("update_task: %v", upd)
+	}
+	list := ada.call("list_tasks", nil)
+	if tasks := list["tasks"].([]any); len(tasks) != 1 || get(tasks[0].(map[string]any), "assignee") != "bo@example.com" {
+		t.Fatalf("list_tasks: %v", list)
+	}
+	bo.call("record_validation", map[string]any{"kind": "test", "name": "go test ./...", "status": "passed", "summary": "42 tests"})
+	news := ada.call("read_feed", map[string]any{"kind": "validation"})
+	if items := news["items"].([]any); len(items) != 1 || get(items[0].(map[string]any), "provider") != "cursor" {
+		t.Fatalf("read_feed validations: %v", news)
+	}
+	rel := bo.call("release_claim", map[string]any{"all": true, "reason": "done"})
+	if len(rel["released"].([]any)) != 1 {
+		t.Fatalf("release: %v", rel)
+	}
+	// Bad input is a tool error that says what to do.
+	if out, isErr := bo.callRaw("claim", map[string]any{"patterns": []string{"../etc/passwd"}}); !isErr || !strings.Contains(out["error"].(string), "repository-relative") {
+		t.Fatalf("bad pattern: %v %v", out, isErr)
+	}
+	if out, isErr := bo.callRaw("claim", map[string]any{"patterns": "src"}); !isErr || !strings.Contains(out["error"].(string), "patterns") {
+		t.Fatalf("wrong type: %v", out)
+	}
+}
+
+// checkStamps asserts every envelope carries its agent's provider and
+// session reference, and each replica's clientSequences are unique and
+// increasing.
+func checkStamps(t *testing.T, envs []*protocol.Envelope, want map[string][2]string) {
+	t.Helper()
+	if len(envs) == 0 {
+		t.Fatal("no envelopes")
+	}
+	last := map[string]int64{}
+	for _, e := range envs {
+		w, ok := want[e.ActorID]
+		if !ok {
+			t.Fatalf("unexpected actor %q", e.ActorID)
+		}
+		if e.Agent == nil || string(e.Agent.Provider) != w[0] || e.Agent.AdapterID != "crosscode-mcp" {
+			t.Fatalf("%s by %s: agent %+v, want provider %s", e.Type, e.ActorID, e.Agent, w[0])
+		}
+		if w[1] != "" && e.Agent.SessionReference != w[1] {
+			t.Fatalf("%s by %s: sessionReference %q, want %q", e.Type, e.ActorID, e.Agent.SessionReference, w[1])
+		}
+		if e.Agent.SessionReference == "" || e.SessionID == "" {
+			t.Fatalf("%s: no session reference or session id", e.Type)
+		}
+		if e.ClientSequence <= last[e.ReplicaID] {
+			t.Fatalf("replica %s: clientSequence %d after %d", e.ReplicaID, e.ClientSequence, last[e.ReplicaID])
+		}
+		last[e.ReplicaID] = e.ClientSequence
+	}
+}
+
+func readLocalLog(t *testing.T, dbPath, workspace string) []*protocol.Envelope {
+	t.Helper()
+	st, err := store.Open(context.Background(), dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out []*protocol.Envelope
+	for after := int64(0); ; {
+		p, err := st.Page(context.Background(), store.PageQuery{Workspace: workspace, After: after, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range p.Ops {
+			e, err := op.Envelope()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.ServerSequence != int64(len(out))+1 {
+				t.Fatalf("log gap at %d", e.ServerSequence)
+			}
+			out = append(out, e)
+		}
+		if !p.HasMore {
+			return out
+		}
+		after = p.NextCursor
+	}
+}
+
+func TestTwoAgentsLocalMode(t *testing.T) {
+	repo := gitRepo(t)
+	// ada works in the main checkout, bo in a linked worktree of the same clone.
+	wt := filepath.Join(t.TempDir(), "mygame-vfx")
+	if out, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", "vfx", wt).CombinedOutput(); err != nil {
+		t.Fatalf("worktree: %v %s", err, out)
+	}
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-1"}})
+	bo := startAgent(t, "bo", agentOpts{clientName: "Cursor", dir: wt, args: []string{"--actor", "bo@example.com"}})
+	if st := bo.call("workspace_status", nil); st["workspace"] != "mygame" || st["mode"] != "local" {
+		t.Fatalf("a worktree must share the clone's workspace: %v", st)
+	}
+	collaborate(t, ada, bo)
+
+	// kill -9 right after a tool answered: the answer's envelope is durable.
+	in := ada.call("publish_intent", map[string]any{"summary": "last words", "paths": []string{"docs/**"}})
+	seq := int64(get(in, "write", "serverSequence").(float64))
+	ada.kill9()
+	ada2 := startAgent(t, "ada again", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-2"}})
+	in2 := ada2.call("publish_intent", map[string]any{"summary": "back", "paths": []string{"docs/**"}})
+	if int64(get(in2, "write", "serverSequence").(float64)) != seq+1 {
+		t.Fatalf("after kill -9: sequence %v, want %d", in2["write"], seq+1)
+	}
+	ada2.c.Close()
+	bo.c.Close()
+
+	envs := readLocalLog(t, filepath.Join(repo, ".git", "crosscode", "workspace.db"), "mygame")
+	if last := envs[len(envs)-1]; last.Intent() == nil || last.Intent().Summary != "back" || envs[seq-1].Intent().Summary != "last words" {
+		t.Fatalf("the acknowledged intent before kill -9 is not at %d", seq)
+	}
+	for _, e := range envs {
+		if e.ActorID == "ada@example.com" && e.Agent.SessionReference != "claude-sess-1" && e.Agent.SessionReference != "claude-sess-2" {
+			t.Fatalf("ada's envelope without Claude's session id: %+v", e.Agent)
+		}
+	}
+	checkStamps(t, envs, map[string][2]string{"ada@example.com": {"claude-code", ""}, "bo@example.com": {"cursor", ""}})
+	fmt.Fprintf(os.Stderr, "local mode: %d envelopes\n", len(envs))
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/crosscode/crosscode-mcp/mcp"
+)
+
+// runStdio runs the stdio MCP server: what an agent starts from its MCP
+// config. Stdout carries MCP only; logs go to stderr.
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("crosscode-mcp", stderr)
+	env := func(name, def string) string {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg mcp.Config
+	fs.StringVar(&cfg.Workspace, "workspace", env("CROSSCODE_WORKSPACE", ""), "workspace id [CROSSCODE_WORKSPACE] (default: the repository's top-level folder name)")
+	fs.StringVar(&cfg.Service, "service", env("CROSSCODE_SERVICE", ""), "coordination service base URL [CROSSCODE_SERVICE]; absent: local mode")
+	fs.StringVar(&cfg.Token, "token", env("CROSSCODE_TOKEN", ""), "access token for --service [CROSSCODE_TOKEN]")
+	fs.StringVar(&cfg.Data, "data", env("CROSSCODE_DATA", ""), "where local state lives [CROSSCODE_DATA] (default: <git common dir>/crosscode)")
+	fs.StringVar(&cfg.Repo, "repo", "", "the repository the agent works in (default: the working directory)")
+	fs.StringVar(&cfg.Provider, "provider", env("CROSSCODE_PROVIDER", ""), "agent provider stamped on envelopes [CROSSCODE_PROVIDER] (default: from the MCP client's name)")
+	fs.StringVar(&cfg.SessionRef, "session-ref", env("CROSSCODE_SESSION_REF", ""), "agent.sessionReference [CROSSCODE_SESSION_REF] (default: the agent's own session id when it passes one, else a new id)")
+	fs.StringVar(&cfg.Actor, "actor", env("CROSSCODE_ACTOR", ""), "actorId [CROSSCODE_ACTOR] (default: git user.email, else the OS user)")
+	toolsets := fs.String("toolsets", "coord,capture", "tool groups to serve: coord, capture or both")
+	var gameCmd, cappyListen, captureConfig string
+	fs.StringVar(&gameCmd, "game-cmd", "", "how to launch the game for capture (default: from the capture config)")
+	fs.StringVar(&cappyListen, "cappy-listen", "127.0.0.1:0", "Cappy controller listen address (loopback only)")
+	fs.StringVar(&captureConfig, "capture-config", "", "capture config (default: .crosscode/capture.json in the repository)")
+	verbose := fs.Bool("v", false, "debug logs on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{msg: fmt.Sprintf("unexpected argument %q\n\n%s", fs.Arg(0), usage)}
+	}
+	for _, t := range strings.Split(*toolsets, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			cfg.Toolsets = append(cfg.Toolsets, t)
+		}
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Version = versionString()
+	return mcp.Run(ctx, cfg, stdin, stdout)
+}

@@ -1,0 +1,64 @@
+// Package glob decides whether file claims written as glob patterns can
+// collide, and indexes claims so that the check does not scan all of them.
+//
+// # Patterns
+//
+// Patterns are repository-relative, use '/' as the separator and follow the
+// syntax of github.com/bmatcuk/doublestar/v4:
+//
+//   - any run of characters other than '/', within one segment
+//     ?        one character other than '/'
+//     [abc]    one character of the class; ranges [a-z]; [!x] and [^x] negate
+//     {a,b}    alternatives (may nest and may contain '/')
+//     **       as a whole segment: zero or more segments; elsewhere like *
+//     \c       the character c itself
+//
+// A pattern that doublestar.ValidatePattern rejects matches nothing here:
+// it overlaps no pattern, and an index entry holding it is never returned
+// for it.
+//
+// # Paths
+//
+// The paths a pattern is matched against are clean relative paths: one or
+// more non-empty segments joined by single '/' characters, with no leading
+// or trailing '/'. On such paths a pattern matches exactly what
+// doublestar.Match says it matches, after this normalisation of the pattern
+// (applied to every brace alternative):
+//
+//   - empty segments are dropped, so "dir/" means "dir", "/src" means "src"
+//     and "a//b" means "a/b" (doublestar itself would match those only
+//     against unclean paths, i.e. never);
+//   - an escaped separator `\/` is a separator;
+//   - consecutive "**" segments collapse into one ("a/**/**" means "a/**").
+//
+// In particular "a/**" matches "a" itself, "a/**/b" matches "a/b",
+// "**/x" matches "x", and a negated class such as [!x] also matches '/'
+// (as it does in doublestar), so "a[!x]b" matches "a/b".
+//
+// # Overlap
+//
+// [Overlap] reports whether some path is matched by both patterns. It is an
+// exact decision, not a heuristic: every pattern is compiled to a small
+// character-level automaton (one per brace alternative) and the product of
+// the two automata with an automaton for clean paths is searched for an
+// accepting state. Character classes are handled as sets of rune intervals,
+// so classes intersect exactly.
+//
+// Brace expansion is capped at [MaxAlternatives] alternatives per pattern.
+// A pattern with more alternatives is approximated, conservatively, by its
+// [LiteralPrefix] followed by "/**" (or by "**" when the prefix is empty):
+// every path it matches is matched by the approximation, so Overlap may
+// report a conflict that does not exist but never misses one.
+//
+// # Index
+//
+// [Index] stores claims (entries with several patterns) in a trie keyed by
+// the literal leading segments of every pattern alternative. Two patterns
+// can only overlap if the literal prefix of one is a segment-wise prefix of
+// the other's, so a query visits the trie nodes on the path to its own
+// literal prefix (testing the claims stored there) and then only those
+// subtrees below it whose path its automaton can still match. A query for
+// a concrete path touches only the claims on its ancestor chain plus the
+// claims with no literal prefix at all (such as "**/*.md"), which every
+// query has to test.
+package glob

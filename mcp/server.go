@@ -1,0 +1,411 @@
+// Package mcp assembles crosscode-mcp's stdio MCP server: identity of the
+// calling agent, the coordination client, the tools, and the stdio loop.
+package mcp
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/internal/gitx"
+	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+	"github.com/crosscode/crosscode-mcp/tools"
+	coordtools "github.com/crosscode/crosscode-mcp/tools/coord"
+)
+
+//go:embed instructions.md
+var instructions string
+
+// Config configures the stdio server; cmd/crosscode-mcp fills it from flags
+// and the environment.
+type Config struct {
+	Workspace  string   // default: the repository's top-level folder name
+	Service    string   // coordination service URL; empty: local mode
+	Token      string   // access token for Service
+	Data       string   // local state; default <git common dir>/crosscode
+	Repo       string   // the repository the agent works in; default the working directory
+	Provider   string   // agent provider; default from clientInfo.name
+	SessionRef string   // agent.sessionReference; see SessionReference
+	Actor      string   // actorId; default git user.email, else the OS user
+	Toolsets   []string // "coord", "capture"; default both
+	Version    string
+	Logger     *slog.Logger
+	// Getenv reads the environment (CLAUDE_CODE_SESSION_ID). Default os.Getenv.
+	Getenv func(string) string
+	// MaxLineBytes caps one JSON-RPC message on stdin. Default 8 MiB.
+	MaxLineBytes int
+}
+
+// Toolsets are the tool groups --toolsets may name.
+var Toolsets = []string{coordtools.Toolset, "capture"}
+
+// Server is an assembled MCP server with its coordination client.
+type Server struct {
+	MCP   *server.MCPServer
+	Coord *coord.Coordinator
+	Store *store.Store
+	Tools []tools.Tool
+	Repo  *gitx.Repo
+
+	cfg       Config
+	log       *slog.Logger
+	sessionID string
+	provider  protocol.Provider // from --provider, else from clientInfo
+	mu        sync.Mutex
+}
+
+// New resolves the identity and workspace, opens the local database,
+// starts the coordination client and registers the tools.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if len(cfg.Toolsets) == 0 {
+		cfg.Toolsets = Toolsets
+	}
+	for _, t := range cfg.Toolsets {
+		if !slices.Contains(Toolsets, t) {
+			return nil, fmt.Errorf("unknown toolset %q (coord, capture)", t)
+		}
+	}
+	if cfg.Provider != "" && !protocol.Provider(cfg.Provider).Valid() {
+		return nil, fmt.Errorf("unknown provider %q (one of %v)", cfg.Provider, protocol.Providers)
+	}
+	if cfg.Service != "" && cfg.Token == "" {
+		return nil, errors.New("--service needs --token (create one with: crosscode-mcp token create --workspace W)")
+	}
+	dir := cfg.Repo
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	repo, err := gitx.Open(ctx, dir)
+	if errors.Is(err, gitx.ErrNotRepo) {
+		repo = nil
+	} else if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
+	workspace := cfg.Workspace
+	if workspace == "" {
+		workspace = DefaultWorkspace(repo, dir)
+	}
+	data := cfg.Data
+	if data == "" {
+		if data, err = DefaultData(repo, dir); err != nil {
+			return nil, err
+		}
+	}
+	actor := cfg.Actor
+	if actor == "" {
+		actor = DefaultActor(ctx, repo)
+	}
+	replica, err := LoadReplica(repo, data)
+	if err != nil {
+		return nil, err
+	}
+	dbPath := DatabasePath(data, cfg.Service, workspace)
+	if s.Store, err = store.Open(ctx, dbPath, &store.Options{Projections: true}); err != nil {
+		return nil, err
+	}
+	s.Coord, err = coord.New(coord.Config{Workspace: workspace, Store: s.Store, Service: cfg.Service, Token: cfg.Token,
+		Actor: actor, Replica: replica, Session: s.sessionID, Logger: cfg.Logger})
+	if err != nil {
+		s.Store.Close()
+		return nil, err
+	}
+	s.Coord.SetAgent(s.agent(nil))
+	if err := s.Coord.Start(ctx); err != nil {
+		s.Store.Close()
+		return nil, err
+	}
+	cfg.Logger.Info("crosscode-mcp", "workspace", workspace, "mode", s.Coord.Mode(), "actor", actor, "replica", replica, "data", dbPath)
+
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
+		s.learnClient(ctx, req.Params.ClientInfo.Name)
+	})
+	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(s.stampAgent),
+	)
+	if slices.Contains(cfg.Toolsets, coordtools.Toolset) {
+		s.Tools = append(s.Tools, coordtools.All(s.Coord, repo)...)
+	}
+	for _, t := range s.Tools {
+		s.MCP.AddTool(t.Def, t.Handler)
+	}
+	return s, nil
+}
+
+// agent is the identity stamped on envelopes, for a call with meta.
+func (s *Server) agent(meta map[string]any) protocol.Agent {
+	s.mu.Lock()
+	p := s.provider
+	s.mu.Unlock()
+	if p == "" {
+		p = protocol.ProviderUnknown
+	}
+	return protocol.Agent{Provider: p, AdapterID: coord.AdapterID, SessionReference: SessionReference(SessionRefInput{
+		Flag: s.cfg.SessionRef, Provider: p, ClaudeEnv: s.cfg.Getenv("CLAUDE_CODE_SESSION_ID"), CallMeta: meta, SessionID: s.sessionID,
+	})}
+}
+
+// stampAgent sets the agent identity of each call (its _meta may carry
+// OpenCode's sessionID) before the tool runs.
+func (s *Server) stampAgent(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		var meta map[string]any
+		if req.Params.Meta != nil {
+			meta = req.Params.Meta.AdditionalFields
+		}
+		s.learnClient(ctx, clientName(ctx))
+		s.Coord.SetAgent(s.agent(meta))
+		return next(ctx, req)
+	}
+}
+
+// clientName is the calling client's clientInfo.name: from the request
+// (protocol versions without initialize carry it on every request), else
+// from the session's initialize.
+func clientName(ctx context.Context) string {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil && info.ClientInfo.Name != "" {
+		return info.ClientInfo.Name
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return sess.GetClientInfo().Name
+	}
+	return ""
+}
+
+// learnClient sets the provider from the client's name, unless --provider
+// fixed it, and announces the session again when it changed.
+func (s *Server) learnClient(ctx context.Context, name string) {
+	if s.cfg.Provider != "" || name == "" {
+		return
+	}
+	p := ProviderFromClient(name)
+	s.mu.Lock()
+	changed := s.provider != p
+	s.provider = p
+	s.mu.Unlock()
+	if changed {
+		s.Coord.SetAgent(s.agent(nil))
+		s.Coord.Announce(ctx) // presence again, now with the provider
+	}
+}
+
+// Close sets the session offline and closes the database.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(s.Coord.Close(ctx), s.Store.Close())
+}
+
+// Run serves MCP on stdin/stdout until ctx ends or stdin closes.
+func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer) error {
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Serve(ctx, stdin, stdout)
+}
+
+// Serve runs the stdio loop. Stdout carries MCP messages only.
+func (s *Server) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	max := s.cfg.MaxLineBytes
+	if max <= 0 {
+		max = 8 << 20
+	}
+	stdio := server.NewStdioServer(s.MCP)
+	stdio.SetErrorLogger(log.New(slogWriter{s.log}, "", 0))
+	err := stdio.Listen(ctx, newLineCap(stdin, max, s.log), stdout)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// lineCap passes stdin through, line by line, replacing any line longer
+// than max with a line that is not JSON (the server answers it with a
+// parse error) so one huge message cannot exhaust memory.
+type lineCap struct {
+	r   *bufio.Reader
+	max int
+	log *slog.Logger
+	buf []byte
+}
+
+func newLineCap(r io.Reader, max int, log *slog.Logger) io.Reader {
+	return &lineCap{r: bufio.NewReaderSize(r, 64<<10), max: max, log: log}
+}
+
+func (l *lineCap) Read(p []byte) (int, error) {
+	for len(l.buf) == 0 {
+		line, err := l.readLine()
+		if len(line) > 0 {
+			l.buf = line
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, l.buf)
+	l.buf = l.buf[n:]
+	return n, nil
+}
+
+func (l *lineCap) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if len(line)+len(chunk) > l.max {
+			// Too long: drop the rest of the line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = l.r.ReadSlice('\n')
+			}
+			l.log.Warn("dropped an oversized message", "limitBytes", l.max)
+			return []byte("oversized message dropped\n"), errOrNil(err)
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+func errOrNil(err error) error {
+	if errors.Is(err, bufio.ErrBufferFull) {
+		return nil
+	}
+	return err
+}
+
+// DefaultWorkspace names the workspace after the repository's top-level
+// folder, the same for every worktree of a clone.
+func DefaultWorkspace(repo *gitx.Repo, dir string) string {
+	name := filepath.Base(dir)
+	if repo != nil {
+		name = filepath.Base(repo.Top)
+		if filepath.Base(repo.CommonDir) == ".git" {
+			name = filepath.Base(filepath.Dir(repo.CommonDir))
+		}
+	}
+	return name
+}
+
+// DefaultData is where local state lives: <git common dir>/crosscode (so
+// every worktree shares it), else a per-directory folder in the user's
+// state dir.
+func DefaultData(repo *gitx.Repo, dir string) (string, error) {
+	if repo != nil {
+		return filepath.Join(repo.CommonDir, "crosscode"), nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no git repository and no user cache dir for local state: pass --data: %w", err)
+	}
+	abs, _ := filepath.Abs(dir)
+	return filepath.Join(base, "crosscode-mcp", unsafeChars.ReplaceAllString(strings.Trim(abs, "/"), "_")), nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// DatabasePath is the local database: workspace.db in local mode, one file
+// per service and workspace in remote mode.
+func DatabasePath(data, service, workspace string) string {
+	if service == "" {
+		return filepath.Join(data, "workspace.db")
+	}
+	host := unsafeChars.ReplaceAllString(strings.TrimPrefix(strings.TrimPrefix(service, "https://"), "http://"), "_")
+	return filepath.Join(data, "remote", host+"--"+unsafeChars.ReplaceAllString(workspace, "_")+".db")
+}
+
+// DefaultActor is git's user.email, else the OS user name.
+func DefaultActor(ctx context.Context, repo *gitx.Repo) string {
+	if repo != nil {
+		if email, err := repo.UserEmail(ctx); err == nil && email != "" {
+			return email
+		}
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "unknown"
+}
+
+// LoadReplica returns the replica id of this clone or worktree, kept in its
+// git dir (or the data dir outside git), creating it on first use.
+func LoadReplica(repo *gitx.Repo, data string) (string, error) {
+	dir := data
+	if repo != nil {
+		dir = repo.GitDir
+	}
+	path := filepath.Join(dir, "crosscode-replica")
+	for range 3 {
+		if b, err := os.ReadFile(path); err == nil {
+			if id := strings.TrimSpace(string(b)); id != "" {
+				return id, nil
+			}
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("replica id: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			time.Sleep(10 * time.Millisecond) // another process is writing it
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("replica id: %w", err)
+		}
+		id := ids.New("rep")
+		_, werr := f.WriteString(id + "\n")
+		serr := f.Sync()
+		if err := errors.Join(werr, serr, f.Close()); err != nil {
+			return "", fmt.Errorf("replica id: %w", err)
+		}
+		return id, nil
+	}
+	return "", fmt.Errorf("replica id: %s exists but is empty; delete it", path)
+}

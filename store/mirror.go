@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// Mirror records operations read from a coordination service (in server
+// order, with their serverSequence and ingestedAt) in the local copy of
+// the workspace log, applies them to the projections, and moves the named
+// cursor to cursor, all in one transaction. Operations already mirrored
+// are skipped, so a page read twice changes nothing.
+func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.Envelope, cursorName string, cursor int64) error {
+	if _, err := s.EnsureWorkspace(ctx, workspace, ""); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("mirror: %w", err)
+	}
+	defer tx.Rollback()
+	ws, err := s.workspaceID(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	have := make(map[int64]*protocol.Envelope, len(ops))
+	for _, e := range ops {
+		if e.ServerSequence <= 0 || e.IngestedAt == nil {
+			return fmt.Errorf("mirror: operation %q has no serverSequence or ingestedAt", e.ID)
+		}
+		body, err := e.Canonical()
+		if err != nil {
+			return fmt.Errorf("mirror: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops (id, kind, ingested_us, body) VALUES (?, ?, ?, ?)",
+			opID(ws, e.ServerSequence), kindCode(e.Type.Kind()), micros(*e.IngestedAt), body); err != nil {
+			return fmt.Errorf("mirror: %w", err)
+		}
+		have[e.ServerSequence] = e
+	}
+	if s.projections {
+		if err := s.projectThrough(ctx, tx, ws, cursor, have); err != nil {
+			return err
+		}
+	}
+	// Processes sharing this file mirror the same log; the cursor only moves on.
+	if _, err := tx.ExecContext(ctx, "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = max(seq, excluded.seq), updated_us = excluded.updated_us",
+		cursorName, cursor, micros(time.Now())); err != nil {
+		return fmt.Errorf("mirror: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Resync starts the workspace's mirror over at resyncFrom after the
+// service reported the cursor too old: the history below it is gone, so
+// the mirrored log and the projections are dropped and rebuilt from the
+// operations after resyncFrom as they are read again.
+func (s *Store) Resync(ctx context.Context, workspace, cursorName string, resyncFrom int64) error {
+	if _, err := s.EnsureWorkspace(ctx, workspace, ""); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("resync: %w", err)
+	}
+	defer tx.Rollback()
+	ws, err := s.workspaceID(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{
+		"DELETE FROM ops WHERE id > ? AND id < ?",
+	} {
+		if _, err := tx.ExecContext(ctx, q, opID(ws, 0), opID(ws+1, 0)); err != nil {
+			return fmt.Errorf("resync: %w", err)
+		}
+	}
+	for _, q := range []string{"DELETE FROM proj WHERE ws = ?", "DELETE FROM proj_claim_patterns WHERE ws = ?"} {
+		if _, err := tx.ExecContext(ctx, q, ws); err != nil {
+			return fmt.Errorf("resync: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE workspaces SET retained_through = ? WHERE id = ?", resyncFrom, ws); err != nil {
+		return fmt.Errorf("resync: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq", ws, resyncFrom); err != nil {
+		return fmt.Errorf("resync: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_us = excluded.updated_us",
+		cursorName, resyncFrom, micros(time.Now())); err != nil {
+		return fmt.Errorf("resync: %w", err)
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,324 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/glob"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// Projection rules. They are part of the protocol's arbitration: every
+// replica must use the same values to compute the same projections.
+const (
+	// MaxActiveClaims is how many active claims one actor may hold; a
+	// claim beyond that is denied.
+	MaxActiveClaims = 32
+	// IntentTTL is how long an intent without expiresAt counts as current.
+	IntentTTL = 2 * time.Hour
+)
+
+// Claim statuses in the projection. An active claim whose expiresAt has
+// passed no longer counts; it is reported as expired.
+const (
+	ClaimActive   = "active"
+	ClaimDenied   = "denied"
+	ClaimReleased = "released"
+	ClaimExpired  = "expired" // reported, never stored
+)
+
+// Denial explains why a claim was denied: the earlier active claims of
+// other actors it overlaps, or the per-actor limit.
+type Denial struct {
+	Reason    string     `json:"reason"` // "conflict" or "limit"
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Limit     int        `json:"limit,omitempty"`
+}
+
+// Conflict is one claim that denied another.
+type Conflict struct {
+	ClaimID   string    `json:"claimId"`
+	Actor     string    `json:"actor"`
+	Patterns  []string  `json:"patterns"`
+	Exclusive bool      `json:"exclusive"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// projectThrough applies to the projections, inside tx, every operation of
+// ws up to seq upto that is not applied yet. have holds envelopes of the
+// current batch by serverSequence, so they need not be decoded again.
+func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, have map[int64]*protocol.Envelope) error {
+	var through int64
+	err := tx.QueryRowContext(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&through)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("project: %w", err)
+	}
+	if through >= upto {
+		return nil
+	}
+	p := projector{ctx: ctx, tx: tx, ws: ws}
+	next := through + 1
+	// The common case: the batch's own envelopes follow what is applied.
+	for ; next <= upto; next++ {
+		e, ok := have[next]
+		if !ok {
+			break
+		}
+		if err := p.apply(e); err != nil {
+			return err
+		}
+	}
+	if next <= upto {
+		// Operations logged by others since: read them from the log.
+		rows, err := tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id", opID(ws, next), opID(ws, upto))
+		if err != nil {
+			return fmt.Errorf("project: %w", err)
+		}
+		var ops []Op
+		for rows.Next() {
+			var op Op
+			var id, us int64
+			if err := rows.Scan(&id, &us, &op.Body); err != nil {
+				rows.Close()
+				return fmt.Errorf("project: %w", err)
+			}
+			op.Seq, op.IngestedAt = opSeq(id), fromMicros(us)
+			ops = append(ops, op)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("project: %w", err)
+		}
+		for _, op := range ops {
+			e, ok := have[op.Seq]
+			if !ok {
+				if e, err = op.Envelope(); err != nil {
+					return fmt.Errorf("project: %w", err)
+				}
+			}
+			if err := p.apply(e); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = tx.ExecContext(ctx, "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq", ws, upto)
+	if err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	return nil
+}
+
+type projector struct {
+	ctx context.Context
+	tx  *sql.Tx
+	ws  int64
+}
+
+func (p *projector) exec(q string, args ...any) error {
+	_, err := p.tx.ExecContext(p.ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	return nil
+}
+
+const upsertProj = `INSERT INTO proj (ws, kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (ws, kind, id) DO UPDATE SET actor = excluded.actor, target = excluded.target, status = excluded.status,
+		exclusive = excluded.exclusive, seq = excluded.seq, updated_us = excluded.updated_us,
+		expires_us = excluded.expires_us, body = excluded.body, detail = excluded.detail`
+
+// insert records an entity's state. On an update, created_seq and
+// ingested_us keep their first values.
+func (p *projector) insert(e *protocol.Envelope, actor, target, status string, exclusive bool, expires int64, detail string) error {
+	body, err := json.Marshal(e.Payload)
+	if err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	at := micros(*e.IngestedAt)
+	return p.exec(upsertProj, p.ws, kindCode(e.Type.Kind()), e.ID, actor, target, status, exclusive,
+		e.ServerSequence, e.ServerSequence, at, at, expires, body, detail)
+}
+
+// apply applies one logged envelope.
+func (p *projector) apply(e *protocol.Envelope) error {
+	at := *e.IngestedAt
+	switch pl := e.Payload.(type) {
+	case *protocol.Intent:
+		exp := at.Add(IntentTTL)
+		if pl.ExpiresAt != nil {
+			exp = *pl.ExpiresAt
+		}
+		return p.insert(e, pl.ActorID, "", "active", false, micros(exp), "")
+	case *protocol.Claim:
+		if e.Type == protocol.EventClaimReleased {
+			if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
+				ClaimReleased, e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindClaim), e.ID); err != nil {
+				return err
+			}
+			return p.exec("DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))",
+				p.ws, e.ID, mustJSON(prefixes(pl.Patterns)))
+		}
+		denial, err := p.arbitrate(pl, at)
+		if err != nil {
+			return err
+		}
+		if denial != nil {
+			return p.insert(e, pl.ActorID, "", ClaimDenied, pl.Exclusive, micros(pl.ExpiresAt), string(mustJSON(denial)))
+		}
+		if err := p.insert(e, pl.ActorID, "", ClaimActive, pl.Exclusive, micros(pl.ExpiresAt), ""); err != nil {
+			return err
+		}
+		for _, pat := range pl.Patterns {
+			if err := p.exec("INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)",
+				p.ws, glob.LiteralPrefix(pat), e.ID, pat); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *protocol.Task:
+		if e.Type == protocol.EventTaskUpdated {
+			return p.exec("UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
+				pl.AssigneeActorID, string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindTask), e.ID)
+		}
+		return p.insert(e, pl.CreatedByActor, pl.AssigneeActorID, string(pl.Status), false, 0, "")
+	case *protocol.Handoff:
+		if e.Type == protocol.EventHandoffRequested {
+			return p.insert(e, pl.FromActorID, pl.ToActorID, string(pl.Status), false, 0, "")
+		}
+		if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
+			string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindHandoff), e.ID); err != nil {
+			return err
+		}
+		if pl.Status != protocol.HandoffAccepted {
+			return nil
+		}
+		// An accepted handoff moves its claims to the accepting actor.
+		return p.exec("UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND status = ? AND id IN (SELECT value FROM json_each(?))",
+			pl.ResponderActorID, e.ServerSequence, micros(at), p.ws, kindCode(protocol.KindClaim), ClaimActive, mustJSON(pl.ClaimIDs))
+	case *protocol.Validation:
+		return p.insert(e, pl.ActorID, "", string(pl.Status), false, 0, "")
+	case *protocol.ChangeTransaction:
+		return p.insert(e, pl.ActorID, "", "shared", false, 0, "")
+	}
+	return fmt.Errorf("project: unknown payload %T", e.Payload)
+}
+
+// arbitrate decides a new claim against the active claims at its ingest
+// time: denied when it overlaps an earlier active claim of another actor
+// and either of the two is exclusive, or when its actor already holds
+// MaxActiveClaims active claims.
+func (p *projector) arbitrate(c *protocol.Claim, at time.Time) (*Denial, error) {
+	var held int
+	if err := p.tx.QueryRowContext(p.ctx, "SELECT count(*) FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?",
+		p.ws, kindCode(protocol.KindClaim), c.ActorID, ClaimActive, micros(at)).Scan(&held); err != nil {
+		return nil, fmt.Errorf("project: %w", err)
+	}
+	if held >= MaxActiveClaims {
+		return &Denial{Reason: "limit", Limit: MaxActiveClaims}, nil
+	}
+	conflicts, err := overlappingClaims(p.ctx, p.tx, p.ws, c.Patterns, c.ActorID, at, func(cand Conflict) bool {
+		return c.Exclusive || cand.Exclusive
+	})
+	if err != nil || len(conflicts) == 0 {
+		return nil, err
+	}
+	return &Denial{Reason: "conflict", Conflicts: conflicts}, nil
+}
+
+// queryer is a *sql.Tx or *sql.DB.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// overlappingClaims returns the claims active at `at`, of actors other than
+// skipActor, with a pattern that overlaps one of patterns and for which
+// keep returns true. It reads only the patterns whose literal prefix is an
+// ancestor or a descendant of a query pattern's: no other can overlap.
+func overlappingClaims(ctx context.Context, q queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
+	cands := map[string]*Conflict{}
+	candPatterns := map[string][]string{}
+	for _, pat := range patterns {
+		lp := glob.LiteralPrefix(pat)
+		where, args := prefixRange(lp)
+		rows, err := q.QueryContext(ctx, `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+			FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ? AND c.id = p.id
+			WHERE p.ws = ? AND (`+where+`) AND c.status = ? AND c.expires_us > ? AND c.actor != ?`,
+			append(append([]any{kindCode(protocol.KindClaim), ws}, args...), ClaimActive, micros(at), skipActor)...)
+		if err != nil {
+			return nil, fmt.Errorf("claims: %w", err)
+		}
+		for rows.Next() {
+			var id, actor, pattern string
+			var excl bool
+			var exp int64
+			var body []byte
+			if err := rows.Scan(&id, &actor, &excl, &exp, &body, &pattern); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("claims: %w", err)
+			}
+			if _, ok := cands[id]; !ok {
+				var cl protocol.Claim
+				if err := json.Unmarshal(body, &cl); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("claims: %w", err)
+				}
+				cands[id] = &Conflict{ClaimID: id, Actor: actor, Patterns: cl.Patterns, Exclusive: excl, ExpiresAt: fromMicros(exp)}
+			}
+			candPatterns[id] = append(candPatterns[id], pattern)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("claims: %w", err)
+		}
+	}
+	var out []Conflict
+	for id, c := range cands {
+		if keep != nil && !keep(*c) {
+			continue
+		}
+		if glob.OverlapAny(patterns, candPatterns[id]) {
+			out = append(out, *c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ClaimID < out[j].ClaimID })
+	return out, nil
+}
+
+// prefixRange is the SQL condition on proj_claim_patterns.prefix that
+// selects the literal prefixes that are a segment-wise ancestor of lp (or
+// lp itself) or a descendant of it.
+func prefixRange(lp string) (string, []any) {
+	if lp == "" {
+		return "1", nil // every pattern may overlap one with no literal prefix
+	}
+	anc := []string{""}
+	for i := 0; i < len(lp); i++ {
+		if lp[i] == '/' {
+			anc = append(anc, lp[:i])
+		}
+	}
+	anc = append(anc, lp)
+	// '0' is the byte after '/': [lp+"/", lp+"0") holds every descendant.
+	return "p.prefix IN (SELECT value FROM json_each(?)) OR (p.prefix >= ? AND p.prefix < ?)",
+		[]any{string(mustJSON(anc)), lp + "/", lp + "0"}
+}
+
+func prefixes(patterns []string) []string {
+	out := make([]string, len(patterns))
+	for i, p := range patterns {
+		out[i] = glob.LiteralPrefix(p)
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("encode %T: %v", v, err))
+	}
+	return b
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/glob"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// Entity is one entity's projected state.
+type Entity struct {
+	Kind       protocol.Kind
+	ID         string
+	Actor      string // claim: current holder; task: creator; handoff: from; others: author
+	Target     string // handoff: toActorId; task: assignee
+	Status     string
+	Exclusive  bool
+	CreatedSeq int64 // serverSequence of the opening event
+	Seq        int64 // serverSequence of the last change
+	IngestedAt time.Time
+	UpdatedAt  time.Time
+	ExpiresAt  time.Time       // claims and intents; zero = never
+	Body       json.RawMessage // the latest payload
+	Detail     string          // claims: the Denial, as JSON
+}
+
+// Current reports the claim or intent status at now: an active one whose
+// expiry passed is expired.
+func (e *Entity) Current(now time.Time) string {
+	if e.Status == ClaimActive && !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
+		return ClaimExpired
+	}
+	return e.Status
+}
+
+// Denial decodes a denied claim's reason.
+func (e *Entity) Denial() *Denial {
+	if e.Detail == "" {
+		return nil
+	}
+	var d Denial
+	if json.Unmarshal([]byte(e.Detail), &d) != nil {
+		return nil
+	}
+	return &d
+}
+
+const entityCols = "kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail"
+
+func scanEntity(rows interface{ Scan(...any) error }) (*Entity, error) {
+	var e Entity
+	var kind int
+	var ing, upd, exp int64
+	if err := rows.Scan(&kind, &e.ID, &e.Actor, &e.Target, &e.Status, &e.Exclusive, &e.CreatedSeq, &e.Seq, &ing, &upd, &exp, &e.Body, &e.Detail); err != nil {
+		return nil, err
+	}
+	if kind >= 1 && kind <= len(protocol.Kinds) {
+		e.Kind = protocol.Kinds[kind-1]
+	}
+	e.IngestedAt, e.UpdatedAt = fromMicros(ing), fromMicros(upd)
+	if exp != 0 {
+		e.ExpiresAt = fromMicros(exp)
+	}
+	return &e, nil
+}
+
+// ErrNotFound is returned for an entity that is not in the projections.
+var ErrNotFound = errors.New("not found")
+
+// Entity reads one entity's projected state.
+func (s *Store) Entity(ctx context.Context, workspace string, kind protocol.Kind, id string) (*Entity, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	e, err := scanEntity(s.r.QueryRowContext(ctx, "SELECT "+entityCols+" FROM proj WHERE ws = ? AND kind = ? AND id = ?", ws, kindCode(kind), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s %q: %w", kind, id, ErrNotFound)
+	}
+	return e, err
+}
+
+// EntityQuery selects projected entities of one kind.
+type EntityQuery struct {
+	Workspace string
+	Kind      protocol.Kind
+	Status    []string  // any of these; empty = all
+	Actor     string    // only this actor's
+	NotActor  string    // not this actor's
+	Target    string    // only those targeting this actor (handoff to, task assignee)
+	LiveAt    time.Time // non-zero: only those not expired at this time
+	Before    int64     // paging, newest first: created_seq below this (0 = from the newest)
+	Limit     int       // default 50
+}
+
+// Entities lists projected entities, newest first.
+func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, error) {
+	ws, err := s.workspaceID(ctx, s.r, q.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	where := []string{"ws = ?", "kind = ?"}
+	args := []any{ws, kindCode(q.Kind)}
+	if len(q.Status) > 0 {
+		where = append(where, "status IN (SELECT value FROM json_each(?))")
+		args = append(args, string(mustJSON(q.Status)))
+	}
+	if q.Actor != "" {
+		where, args = append(where, "actor = ?"), append(args, q.Actor)
+	}
+	if q.NotActor != "" {
+		where, args = append(where, "actor != ?"), append(args, q.NotActor)
+	}
+	if q.Target != "" {
+		where, args = append(where, "target = ?"), append(args, q.Target)
+	}
+	if !q.LiveAt.IsZero() {
+		where, args = append(where, "(expires_us = 0 OR expires_us > ?)"), append(args, micros(q.LiveAt))
+	}
+	if q.Before > 0 {
+		where, args = append(where, "created_seq < ?"), append(args, q.Before)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT "+entityCols+" FROM proj WHERE "+strings.Join(where, " AND ")+" ORDER BY created_seq DESC LIMIT ?", append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("entities: %w", err)
+	}
+	defer rows.Close()
+	var out []*Entity
+	for rows.Next() {
+		e, err := scanEntity(rows)
+		if err != nil {
+			return nil, fmt.Errorf("entities: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// CountEntities counts what Entities would list without a limit.
+func (s *Store) CountEntities(ctx context.Context, q EntityQuery) (int, error) {
+	q.Limit = 1 << 30
+	list, err := s.Entities(ctx, q)
+	return len(list), err
+}
+
+// ConflictingClaims returns the claims active at `at`, of actors other than
+// skipActor, that overlap patterns (any exclusivity).
+func (s *Store) ConflictingClaims(ctx context.Context, workspace string, patterns []string, skipActor string, at time.Time) ([]Conflict, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	return overlappingClaims(ctx, s.r, ws, patterns, skipActor, at, nil)
+}
+
+// OverlappingIntents returns the intents current at `at`, of actors other
+// than skipActor, whose paths overlap patterns.
+func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
+	list, err := s.Entities(ctx, EntityQuery{Workspace: workspace, Kind: protocol.KindIntent, NotActor: skipActor, LiveAt: at, Limit: 10_000})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Entity
+	for _, e := range list {
+		var in protocol.Intent
+		if json.Unmarshal(e.Body, &in) == nil && glob.OverlapAny(patterns, in.Paths) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// ProjectedThrough is the serverSequence the workspace's projections have applied.
+func (s *Store) ProjectedThrough(ctx context.Context, workspace string) (int64, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = s.r.QueryRowContext(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return seq, err
+}
+
+// Project brings the workspace's projections up to its head (operations
+// logged by processes that do not project, or mirrored).
+func (s *Store) Project(ctx context.Context, workspace string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	defer tx.Rollback()
+	ws, err := s.workspaceID(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	var head int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM ops WHERE id > ? AND id < ?", opID(ws, 0), opID(ws+1, 0)).Scan(&head); err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	if err := s.projectThrough(ctx, tx, ws, opSeq(head), nil); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

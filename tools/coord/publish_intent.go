@@ -1,0 +1,59 @@
+package coord
+
+import (
+	"context"
+	"time"
+
+	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/tools"
+)
+
+type intentPublisher interface {
+	session
+	PublishIntent(ctx context.Context, summary string, paths []string, taskID string, ttl time.Duration) (*bc.Published, error)
+	CheckConflicts(ctx context.Context, paths []string) (*bc.Conflicts, error)
+}
+
+type publishIntentIn struct {
+	Summary    string   `json:"summary" jsonschema_description:"One line: what you are about to do."`
+	Paths      []string `json:"paths" jsonschema:"minItems=1" jsonschema_description:"Repository-relative paths or globs you expect to touch (dir/** for a directory)."`
+	TaskID     string   `json:"taskId,omitempty"`
+	TTLMinutes int      `json:"ttlMinutes,omitempty" jsonschema:"minimum=1,maximum=1440" jsonschema_description:"How long the intent stands. Default 120."`
+}
+
+type publishIntentOut struct {
+	IntentID  string    `json:"intentId"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	Write     Write     `json:"write"`
+	Overlaps  Overlaps  `json:"overlaps" jsonschema_description:"Others' active claims and intents on the same paths: coordinate before editing."`
+	WithNews
+}
+
+// Overlaps are others' claims and intents overlapping some paths.
+type Overlaps struct {
+	Claims  []ClaimView  `json:"claims"`
+	Intents []IntentView `json:"intents"`
+}
+
+// PublishIntent is the publish_intent tool.
+func PublishIntent(c intentPublisher) tools.Tool {
+	return tools.New[publishIntentIn, publishIntentOut](Toolset, "publish_intent", "Publish intent",
+		"Tell the other agents what you are about to work on, before you start. Cheap and non-blocking (claim reserves files); the answer lists others' claims and intents on the same paths.",
+		tools.Annotations{},
+		handler(c, func(ctx context.Context, in publishIntentIn) (*publishIntentOut, error) {
+			pub, err := c.PublishIntent(ctx, in.Summary, in.Paths, in.TaskID, minutes(in.TTLMinutes))
+			if err != nil {
+				return nil, err
+			}
+			ov, err := c.CheckConflicts(ctx, in.Paths)
+			if err != nil {
+				return nil, err
+			}
+			intent := pub.Envelope.Intent()
+			out := &publishIntentOut{IntentID: intent.ID, Write: write(pub), Overlaps: Overlaps{Claims: conflictViews(ov.Claims), Intents: intentViews(ov.Intents)}}
+			if intent.ExpiresAt != nil {
+				out.ExpiresAt = *intent.ExpiresAt
+			}
+			return out, nil
+		}))
+}

@@ -1,0 +1,105 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/tools"
+)
+
+type statusSource interface {
+	session
+	Workspace() string
+	Replica() string
+	Mode() string
+	Agent() protocol.Agent
+	Status(ctx context.Context) (*bc.Status, error)
+}
+
+type workspaceStatusIn struct{}
+
+type workspaceStatusOut struct {
+	Workspace      string        `json:"workspace"`
+	Mode           string        `json:"mode" jsonschema:"enum=local,enum=remote" jsonschema_description:"local: agents on this machine share one database; remote: a coordination service."`
+	You            Identity      `json:"you"`
+	Service        *ServiceState `json:"service,omitempty"`
+	Head           int64         `json:"head" jsonschema_description:"The newest serverSequence known here."`
+	YourClaims     []ClaimView   `json:"yourClaims"`
+	OthersClaims   int           `json:"othersActiveClaims"`
+	OpenTasks      int           `json:"openTasks"`
+	HandoffsForYou []HandoffView `json:"handoffsForYou"`
+	Online         []Presence    `json:"online,omitempty"`
+	WithNews
+}
+
+// Identity is who this session acts as.
+type Identity struct {
+	Actor            string `json:"actor"`
+	Replica          string `json:"replica"`
+	Provider         string `json:"provider"`
+	SessionReference string `json:"sessionReference,omitempty"`
+}
+
+// ServiceState is the remote service's reachability and the outbox.
+type ServiceState struct {
+	URL            string `json:"url"`
+	Connected      bool   `json:"connected"`
+	Live           bool   `json:"live" jsonschema_description:"Subscribed to live updates."`
+	PendingUploads int    `json:"pendingUploads"`
+	RefusedUploads int    `json:"refusedUploads"`
+	LastError      string `json:"lastError,omitempty"`
+}
+
+// Presence is another session's presence.
+type Presence struct {
+	Actor    string    `json:"actor"`
+	Provider string    `json:"provider,omitempty"`
+	Status   string    `json:"status"`
+	Since    time.Time `json:"since"`
+}
+
+// WorkspaceStatus is the workspace_status tool.
+func WorkspaceStatus(c statusSource) tools.Tool {
+	return tools.New[workspaceStatusIn, workspaceStatusOut](Toolset, "workspace_status", "Workspace status",
+		"Start here. Who you are in the workspace, your active claims, handoffs waiting for you, open tasks, who is online, and whether the coordination service is reachable.",
+		tools.Annotations{ReadOnly: true, Idempotent: true},
+		handler(c, func(ctx context.Context, _ workspaceStatusIn) (*workspaceStatusOut, error) {
+			st, err := c.Status(ctx)
+			if err != nil {
+				return nil, err
+			}
+			a := c.Agent()
+			out := &workspaceStatusOut{
+				Workspace: c.Workspace(), Mode: c.Mode(), Head: st.Head, OthersClaims: st.OthersClaims, OpenTasks: st.OpenTasks,
+				You:        Identity{Actor: c.Actor(), Replica: c.Replica(), Provider: string(a.Provider), SessionReference: a.SessionReference},
+				YourClaims: []ClaimView{}, HandoffsForYou: []HandoffView{},
+			}
+			if st.Mode == "remote" {
+				out.Service = &ServiceState{URL: st.Service, Connected: st.Connected, Live: st.Live, PendingUploads: st.Pending, RefusedUploads: st.Refused, LastError: line(st.LastError)}
+			}
+			now := time.Now()
+			for _, e := range st.MyClaims {
+				out.YourClaims = append(out.YourClaims, claimView(e, now))
+			}
+			for _, e := range st.HandoffsToMe {
+				var h protocol.Handoff
+				if json.Unmarshal(e.Body, &h) == nil {
+					out.HandoffsForYou = append(out.HandoffsForYou, handoffView(&h))
+				}
+			}
+			for _, p := range st.Presence {
+				if p.Status == protocol.PresenceOffline {
+					continue
+				}
+				pr := Presence{Actor: line(p.ActorID), Status: string(p.Status), Since: p.UpdatedAt}
+				if p.Agent != nil {
+					pr.Provider = string(p.Agent.Provider)
+				}
+				out.Online = append(out.Online, pr)
+			}
+			return out, nil
+		}))
+}

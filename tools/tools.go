@@ -1,0 +1,161 @@
+// Package tools holds what every MCP tool of crosscode-mcp shares: schema
+// generation (invopop/jsonschema, handed to mcp-go raw), strict argument
+// binding, results with structuredContent, and the registry conventions.
+// The tools themselves live in tools/coord and tools/capture, one file
+// each, as constructors over small interfaces.
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Tool is one MCP tool: its definition and handler, and its toolset.
+type Tool struct {
+	Toolset string // "coord" or "capture"
+	Def     mcpgo.Tool
+	Handler server.ToolHandlerFunc
+}
+
+// Annotations are a tool's behaviour hints; every tool states all three.
+type Annotations struct {
+	ReadOnly, Destructive, Idempotent bool
+}
+
+// New builds a tool whose input and output schemas are generated from In
+// and Out (one tag style rules: invopop's).
+func New[In, Out any](toolset, name, title, description string, a Annotations, h server.ToolHandlerFunc) Tool {
+	def := mcpgo.NewToolWithRawSchema(name, description, Schema[In]())
+	out := schema[Out](true)
+	for _, opt := range []mcpgo.ToolOption{
+		mcpgo.WithTitleAnnotation(title),
+		mcpgo.WithReadOnlyHintAnnotation(a.ReadOnly),
+		mcpgo.WithDestructiveHintAnnotation(a.Destructive),
+		mcpgo.WithIdempotentHintAnnotation(a.Idempotent),
+		mcpgo.WithOpenWorldHintAnnotation(false),
+		mcpgo.WithRawOutputSchema(out),
+	} {
+		opt(&def)
+	}
+	return Tool{Toolset: toolset, Def: def, Handler: h}
+}
+
+// Schema is the JSON Schema of an input T, inlined (no $defs), strict (no
+// additional properties), each property described by its jsonschema tags.
+func Schema[T any]() json.RawMessage { return schema[T](false) }
+
+// schema generates T's schema; output schemas allow additional properties
+// (results may grow) and so stay smaller: tools/list rides in the context.
+func schema[T any](output bool) json.RawMessage {
+	r := &jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, AllowAdditionalProperties: output}
+	s := r.ReflectFromType(reflect.TypeFor[T]())
+	s.Version = ""
+	s.ID = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(T), err))
+	}
+	if output {
+		b = compact(b)
+	}
+	return b
+}
+
+// compact strips an output schema to its shape (types, properties, items,
+// enums): descriptions, formats and required lists cost context on every
+// tools/list and the results explain themselves. The top-level description
+// stays.
+func compact(b []byte) []byte {
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return b
+	}
+	var strip func(m map[string]any, top bool)
+	strip = func(m map[string]any, top bool) {
+		if !top {
+			delete(m, "description")
+		}
+		delete(m, "required")
+		delete(m, "format")
+		for _, key := range []string{"items", "additionalProperties"} {
+			if sub, ok := m[key].(map[string]any); ok {
+				strip(sub, false)
+			}
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for _, p := range props {
+				if sub, ok := p.(map[string]any); ok {
+					strip(sub, false)
+				}
+			}
+		}
+	}
+	strip(v, true)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// Bind decodes a call's arguments into T strictly: unknown fields and
+// wrong types are errors that name the field.
+func Bind[T any](req mcpgo.CallToolRequest) (T, error) {
+	var v T
+	raw := req.Params.RawArguments
+	if len(raw) == 0 {
+		b, err := json.Marshal(req.Params.Arguments)
+		if err != nil {
+			return v, err
+		}
+		raw = b
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		var te *json.UnmarshalTypeError
+		if ok := asType(err, &te); ok {
+			msg = fmt.Sprintf("argument %q must be %s", te.Field, te.Type.Kind())
+		}
+		return v, fmt.Errorf("bad arguments: %s", msg)
+	}
+	return v, nil
+}
+
+func asType(err error, target **json.UnmarshalTypeError) bool {
+	te, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = te
+	}
+	return ok
+}
+
+// Result answers with out as structuredContent and, for clients that read
+// only text, the same JSON as text.
+func Result(out any) *mcpgo.CallToolResult {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return Error("encode result: " + err.Error())
+	}
+	return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out}
+}
+
+// Error answers with a tool error the model can act on: what went wrong
+// and what to do next.
+func Error(msg string) *mcpgo.CallToolResult {
+	return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(msg)}, IsError: true}
+}
+
+// MaxResultBytes bounds a result's text: lists page rather than exceed it.
+const MaxResultBytes = 20 << 10
