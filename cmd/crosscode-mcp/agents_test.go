@@ -366,3 +366,78 @@ func TestTwoAgentsLocalMode(t *testing.T) {
 	checkStamps(t, envs, map[string][2]string{"ada@example.com": {"claude-code", ""}, "bo@example.com": {"cursor", ""}})
 	fmt.Fprintf(os.Stderr, "local mode: %d envelopes\n", len(envs))
 }
+
+func TestTwoAgentsRemoteMode(t *testing.T) {
+	hubData := t.TempDir()
+	token := createToken(t, hubData, "mygame")
+	svc := startServe(t, hubData)
+	repo := gitRepo(t)
+	remote := []string{"--service", svc.URL, "--token", token}
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: append([]string{"--actor", "ada@example.com"}, remote...), env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-r"}})
+	bo := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo, args: append([]string{"--actor", "bo@example.com", "--session-ref", "bo-ref"}, remote...)})
+	if st := ada.call("workspace_status", nil); st["mode"] != "remote" || get(st, "service", "connected") != true {
+		t.Fatalf("remote status: %v", st)
+	}
+	collaborate(t, ada, bo)
+
+	// The service dies while ada works: her writes are queued, durable.
+	svc.cmd.Process.Signal(syscall.SIGKILL)
+	<-svc.exited
+	queued := ada.call("publish_intent", map[string]any{"summary": "while the service is down", "paths": []string{"assets/**"}})
+	if get(queued, "write", "status") != "queued" {
+		t.Fatalf("write while the service is down: %v", queued["write"])
+	}
+	pending := ada.call("claim", map[string]any{"patterns": []string{"assets/ui/**"}})
+	if pending["status"] != "pending" || pending["likely"] != "granted" {
+		t.Fatalf("claim while the service is down: %v", pending)
+	}
+	if st := ada.call("workspace_status", nil); get(st, "service", "connected") != false || get(st, "service", "pendingUploads").(float64) != 2 {
+		t.Fatalf("status while down: %v", st["service"])
+	}
+	// ada's server is killed right after a tool answered "queued".
+	ada.kill9()
+
+	// The service comes back on the same address; a restarted ada uploads
+	// her outbox in order, exactly once.
+	host := strings.TrimPrefix(svc.URL, "http://")
+	svc = startServe(t, hubData, "--listen", host)
+	ada = startAgent(t, "ada again", agentOpts{clientName: "claude-code", dir: repo, args: append([]string{"--actor", "ada@example.com"}, remote...), env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-r"}})
+	waitFor(t, "ada's outbox to drain", func() bool {
+		st, _ := ada.callRaw("workspace_status", nil)
+		n, _ := get(st, "service", "pendingUploads").(float64)
+		return get(st, "service", "connected") == true && n == 0
+	})
+	// bo sees what ada did while the service was down.
+	var seenIntent bool
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !seenIntent; {
+		feed := bo.call("read_feed", map[string]any{"kind": "intent", "limit": 100})
+		for _, it := range feed["items"].([]any) {
+			if strings.Contains(get(it.(map[string]any), "text").(string), "while the service is down") {
+				seenIntent = true
+			}
+		}
+		if !seenIntent {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if !seenIntent {
+		t.Fatal("bo never saw the intent ada published while the service was down")
+	}
+	// bo's claim on the same paths is now denied: ada's queued claim was
+	// ordered first when it landed.
+	if c := bo.call("claim", map[string]any{"patterns": []string{"assets/ui/button.png"}}); c["status"] != "denied" {
+		t.Fatalf("bo's claim over ada's uploaded claim: %v", c)
+	}
+
+	envs := newClient(t, svc.URL, token).events(t)
+	count := map[string]int{}
+	for _, e := range envs {
+		if in := e.Intent(); in != nil {
+			count[in.Summary]++
+		}
+	}
+	if count["while the service is down"] != 1 {
+		t.Fatalf("the queued intent landed %d times", count["while the service is down"])
+	}
+	checkStamps(t, envs, map[string][2]string{"ada@example.com": {"claude-code", "claude-sess-r"}, "bo@example.com": {"cursor", "bo-ref"}})
+}

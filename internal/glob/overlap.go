@@ -3,6 +3,7 @@ package glob
 import (
 	"math/bits"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -55,11 +56,15 @@ type alt struct {
 	states []nstate
 	lit    []string // leading literal segments, unescaped
 	// literal is set when every segment is literal; path is then "/" + the
-	// path it matches, as runes.
+	// path it matches.
 	literal bool
-	path    []rune
+	path    string
+	// fixed is the number of leading states that each read one fixed
+	// character and have no other edge: every match starts with their
+	// characters.
+	fixed int
 	// suffix is the text every match ends with: the characters of the
-	// trailing states that each read one fixed character.
+	// trailing fixed states.
 	suffix string
 	norm   string // the normalised pattern text of this alternative
 }
@@ -74,6 +79,13 @@ type compiled struct {
 func compile(p string) *compiled {
 	if !doublestar.ValidatePattern(p) {
 		return &compiled{}
+	}
+	if !strings.Contains(p, "{") {
+		segs, ok := parseSegments(p)
+		if !ok {
+			return &compiled{}
+		}
+		return &compiled{alts: []*alt{buildAlt(p, segs)}}
 	}
 	var strs []string
 	over, ok := expandBraces(p, 0, &strs, MaxAlternatives)
@@ -91,17 +103,20 @@ func compile(p string) *compiled {
 			segs = append(segs, segment{literal: true, text: s, toks: toks, raw: escapeMeta(s)})
 		}
 		segs = append(segs, segment{globstar: true, raw: "**"})
-		return &compiled{alts: []*alt{buildAlt(segs)}}
+		return &compiled{alts: []*alt{buildAlt("", segs)}}
 	}
 	c := &compiled{alts: make([]*alt, 0, len(strs))}
-	seen := make(map[string]bool, len(strs))
+	var seen map[string]bool
+	if len(strs) > 1 {
+		seen = make(map[string]bool, len(strs))
+	}
 	for _, s := range strs {
 		segs, ok := parseSegments(s)
 		if !ok {
 			return &compiled{}
 		}
-		a := buildAlt(segs)
-		if len(strs) > 1 {
+		a := buildAlt(s, segs)
+		if seen != nil {
 			if seen[a.norm] {
 				continue
 			}
@@ -127,22 +142,25 @@ func escapeMeta(s string) string {
 	return b.String()
 }
 
-// buildAlt builds the automaton of one normalised alternative.
-func buildAlt(segs []segment) *alt {
-	a := &alt{literal: true}
-	n := 0
+// buildAlt builds the automaton of one normalised alternative whose
+// segments were parsed from src.
+func buildAlt(src string, segs []segment) *alt {
+	a := &alt{literal: len(segs) > 0}
+	n, rawLen := 0, len(segs)-1
 	for _, s := range segs {
 		if s.globstar {
 			n += 2
 		} else {
 			n += 1 + len(s.toks)
 		}
+		rawLen += len(s.raw)
 	}
 	a.states = make([]nstate, 0, n)
-	raws := make([]string, len(segs))
-	for i, s := range segs {
-		raws[i] = s.raw
+	for _, s := range segs {
 		if a.literal && s.literal {
+			if a.lit == nil {
+				a.lit = make([]string, 0, len(segs))
+			}
 			a.lit = append(a.lit, s.text)
 		} else {
 			a.literal = false
@@ -164,30 +182,40 @@ func buildAlt(segs []segment) *alt {
 			}
 		}
 	}
-	a.norm = strings.Join(raws, "/")
-	if len(segs) == 0 {
-		// Matches only the empty path, which is not a path.
-		a.literal = false
+	if rawLen == len(src) {
+		// Nothing was dropped or collapsed: the source is normalised.
+		a.norm = src
+	} else {
+		raws := make([]string, len(segs))
+		for i, s := range segs {
+			raws[i] = s.raw
+		}
+		a.norm = strings.Join(raws, "/")
+	}
+	for a.fixed < len(a.states) && a.states[a.fixed].isFixed() {
+		a.fixed++
 	}
 	if a.literal {
-		a.path = []rune("/" + strings.Join(a.lit, "/"))
+		a.path = "/" + strings.Join(a.lit, "/")
 	}
 	t := len(a.states)
-	for t > 0 {
-		st := &a.states[t-1]
-		if st.eps >= 0 || st.loop.kind != csNone || st.step.kind != csSingle {
-			break
-		}
+	for t > 0 && a.states[t-1].isFixed() {
 		t--
 	}
 	if t < len(a.states) {
-		rs := make([]rune, 0, len(a.states)-t)
+		b := make([]byte, 0, len(a.states)-t)
 		for _, st := range a.states[t:] {
-			rs = append(rs, st.step.r)
+			b = utf8.AppendRune(b, st.step.r)
 		}
-		a.suffix = string(rs)
+		a.suffix = string(b)
 	}
 	return a
+}
+
+// isFixed reports whether the state reads exactly one fixed character and
+// has no other edge.
+func (st *nstate) isFixed() bool {
+	return st.eps < 0 && st.loop.kind == csNone && st.step.kind == csSingle
 }
 
 // overlaps reports whether some alternative of c overlaps some of d.
@@ -231,10 +259,46 @@ const (
 )
 
 // product searches the product of x, y and the clean-path automaton for an
-// accepting state, depth-first with a visited bitmap.
+// accepting state, depth-first with a visited bitmap. The leading fixed
+// characters of one side are first read by simulating the other side on
+// them, which skips most of the search for patterns with a literal prefix.
 func product(x, y *alt) bool {
+	if x.fixed < y.fixed {
+		x, y = y, x
+	}
 	nx, ny := len(x.states), len(y.states)
 	w := ny + 1
+
+	// Read x's fixed prefix with y (as a state set) and the clean-path
+	// automaton.
+	var bufA, bufB [2]uint64
+	var cur, next stateSet
+	if n := (ny + 1 + 63) / 64; n <= len(bufA) {
+		cur, next = bufA[:n], bufB[:n]
+	} else {
+		cur, next = newStateSet(y), newStateSet(y)
+	}
+	y.start(cur)
+	u := uStart
+	for i := 0; i < x.fixed; i++ {
+		c := x.states[i].step.r
+		if c == '/' {
+			if u == uSep {
+				return false
+			}
+			u = uSep
+		} else {
+			if u == uStart {
+				return false
+			}
+			u = uSegment
+		}
+		if !y.step(next, cur, c) {
+			return false
+		}
+		cur, next = next, cur
+	}
+
 	total := (nx + 1) * w * 3
 	var visSmall [32]uint64
 	var vis []uint64
@@ -253,7 +317,13 @@ func product(x, y *alt) bool {
 		vis[k>>6] |= 1 << (k & 63)
 		stack = append(stack, int32(k))
 	}
-	push(0, 0, uStart)
+	for wi, bw := range cur {
+		for bw != 0 {
+			b := bits.TrailingZeros64(bw)
+			bw &= bw - 1
+			push(x.fixed, wi<<6+b, u)
+		}
+	}
 	for len(stack) > 0 {
 		k := int(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
@@ -390,7 +460,7 @@ func (a *alt) step(dst, src stateSet, c rune) bool {
 
 // matches reports whether a matches the string path exactly, which must be
 // "/" + a clean path.
-func (a *alt) matches(path []rune) bool {
+func (a *alt) matches(path string) bool {
 	var bufA, bufB [2]uint64
 	var cur, next stateSet
 	if n := (len(a.states) + 1 + 63) / 64; n <= len(bufA) {
