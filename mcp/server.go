@@ -156,13 +156,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 	)
-	if slices.Contains(cfg.Toolsets, coordtools.Toolset) {
-		s.Tools = append(s.Tools, coordtools.All(s.Coord, repo)...)
-	}
+	s.Tools = Registry(s.Coord, repo, cfg.Toolsets)
 	for _, t := range s.Tools {
 		s.MCP.AddTool(t.Def, t.Handler)
 	}
 	return s, nil
+}
+
+// Registry lists the tools of the given toolsets, in a stable order.
+func Registry(c *coord.Coordinator, repo *gitx.Repo, toolsets []string) []tools.Tool {
+	var list []tools.Tool
+	if slices.Contains(toolsets, coordtools.Toolset) {
+		list = append(list, coordtools.All(c, repo)...)
+	}
+	return list
 }
 
 // agent is the identity stamped on envelopes, for a call with meta.

@@ -29,10 +29,18 @@ const (
 // charset is a set of runes labelling one automaton edge.
 type charset struct {
 	kind        csKind
-	r           rune  // csSingle
-	set         []rng // csSet
-	hasSlash    bool  // contains '/'
-	hasNonSlash bool  // contains some character other than '/'
+	hasSlash    bool   // contains '/'
+	hasNonSlash bool   // contains some character other than '/'
+	r           rune   // csSingle
+	set         *[]rng // csSet (a pointer keeps automaton states small)
+}
+
+// ranges returns the intervals of a csSet charset.
+func (s *charset) ranges() []rng {
+	if s.set == nil {
+		return nil
+	}
+	return *s.set
 }
 
 var (
@@ -59,16 +67,17 @@ func (s *charset) contains(c rune) bool {
 		return true
 	case csSet:
 		// Binary search for the last interval with lo <= c.
-		i, j := 0, len(s.set)
+		set := s.ranges()
+		i, j := 0, len(set)
 		for i < j {
 			h := int(uint(i+j) >> 1)
-			if s.set[h].lo <= c {
+			if set[h].lo <= c {
 				i = h + 1
 			} else {
 				j = h
 			}
 		}
-		return i > 0 && c <= s.set[i-1].hi
+		return i > 0 && c <= set[i-1].hi
 	}
 	return false
 }
@@ -109,7 +118,7 @@ func fromIntervals(set []rng) charset {
 	case slices.Equal(set, validRunes):
 		return csetAll
 	}
-	s := charset{kind: csSet, set: set}
+	s := charset{kind: csSet, set: &set}
 	for _, r := range set {
 		if r.lo <= '/' && '/' <= r.hi {
 			s.hasSlash = true
@@ -188,7 +197,7 @@ func meet(a, b *charset) (slash, nonSlash bool) {
 		return false, a.hasNonSlash
 	}
 	slash = a.hasSlash && b.hasSlash
-	x, y := a.set, b.set
+	x, y := a.ranges(), b.ranges()
 	for i, j := 0, 0; i < len(x) && j < len(y); {
 		lo, hi := max(x[i].lo, y[j].lo), min(x[i].hi, y[j].hi)
 		if lo < hi || (lo == hi && lo != '/') {

@@ -244,7 +244,7 @@ func commonNonSlash(x, y *charset) (rune, bool) {
 		if s.kind == csSingle {
 			cands = append(cands, s.r)
 		}
-		for _, r := range s.set {
+		for _, r := range s.ranges() {
 			cands = append(cands, r.lo, r.lo+1, r.hi)
 		}
 	}
@@ -298,12 +298,12 @@ func refRegexp(norm string) *regexp.Regexp {
 			case csAll:
 				b.WriteString(".")
 			default:
-				if len(t.set.set) == 0 {
+				if len(t.set.ranges()) == 0 {
 					b.WriteString(`[^\x00-\x{10FFFF}]`)
 					continue
 				}
 				b.WriteString("[")
-				for _, r := range t.set.set {
+				for _, r := range t.set.ranges() {
 					fmt.Fprintf(&b, `\x{%x}-\x{%x}`, r.lo, r.hi)
 				}
 				b.WriteString("]")
