@@ -19,8 +19,11 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	var ue usageError
+	var ee exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
 	case errors.As(err, &ue):
 		if !ue.printed {
 			fmt.Fprintln(os.Stderr, "crosscode-mcp:", err)
@@ -58,6 +61,9 @@ Usage:
                                              the coordination service
   crosscode-mcp token create --workspace W [--data DIR] [--plan P]
                                              create a workspace access token
+  crosscode-mcp guard install|uninstall|check
+                                             optional pre-commit hook: refuse commits touching
+                                             paths another agent claimed exclusively
   crosscode-mcp version                      print the version
 
 Run 'crosscode-mcp COMMAND -h' for a command's flags.
@@ -70,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runServe(ctx, args[1:], stdout, stderr)
 		case "token":
 			return runToken(ctx, args[1:], stdout, stderr)
+		case "guard":
+			return runGuard(ctx, args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, versionString())
 			return nil

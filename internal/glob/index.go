@@ -225,6 +225,11 @@ func (q *query) advance(cur, tmp stateSet, seg string) bool {
 // descend tests the subtrees of n that the query, in states cur after
 // reading n's path, can still reach; d is the scratch depth.
 func (q *query) descend(n *node, cur stateSet, d int) {
+	if q.a.inGlobstar(cur) {
+		// A "**" can read any path, so nothing below can be pruned.
+		q.testBelow(n)
+		return
+	}
 	next := q.set(d)
 	tmp := q.set(d + 1)
 	for name, c := range n.children {
@@ -236,6 +241,14 @@ func (q *query) descend(n *node, cur stateSet, d int) {
 		if len(c.children) > 0 {
 			q.descend(c, next, d+2)
 		}
+	}
+}
+
+// testBelow tests every item strictly below n.
+func (q *query) testBelow(n *node) {
+	for _, c := range n.children {
+		q.test(c)
+		q.testBelow(c)
 	}
 }
 

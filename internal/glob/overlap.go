@@ -458,6 +458,21 @@ func (a *alt) step(dst, src stateSet, c rune) bool {
 	return moved
 }
 
+// inGlobstar reports whether s holds the loop state of a "**" segment,
+// which stays in the set whatever is read next.
+func (a *alt) inGlobstar(s stateSet) bool {
+	for wi, w := range s {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			w &= w - 1
+			if i := wi<<6 + b; i < len(a.states) && a.states[i].loop.kind == csAll {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // matches reports whether a matches the string path exactly, which must be
 // "/" + a clean path.
 func (a *alt) matches(path string) bool {

@@ -191,38 +191,43 @@ type segment struct {
 // parseSegments splits a brace-free pattern into normalised segments:
 // empty ones dropped, runs of "**" collapsed. ok is false if p is malformed.
 func parseSegments(p string) (segs []segment, ok bool) {
-	start := 0
-	cur := segment{literal: true}
-	var text strings.Builder
+	segs = make([]segment, 0, strings.Count(p, "/")+1)
+	toks := make([]token, 0, len(p)) // shared by all segments
+	start, first := 0, 0             // segment start in p and in toks
+	literal, escaped := true, false
 	flush := func(end int) {
 		raw := p[start:end]
-		if raw == "" {
-			return
-		}
-		if raw == "**" {
-			if n := len(segs); n > 0 && segs[n-1].globstar {
-				return
+		switch {
+		case raw == "":
+		case raw == "**":
+			if n := len(segs); n == 0 || !segs[n-1].globstar {
+				segs = append(segs, segment{globstar: true, raw: raw})
 			}
-			segs = append(segs, segment{globstar: true, raw: raw})
-			return
+		default:
+			s := segment{toks: toks[first:len(toks):len(toks)], literal: literal, raw: raw}
+			if literal {
+				s.text = raw
+				if escaped {
+					var b strings.Builder
+					for _, t := range s.toks {
+						b.WriteRune(t.set.r)
+					}
+					s.text = b.String()
+				}
+			}
+			segs = append(segs, s)
 		}
-		cur.raw = raw
-		if cur.literal {
-			cur.text = text.String()
-		}
-		segs = append(segs, cur)
 	}
-	reset := func(next int) {
-		start = next
-		cur = segment{literal: true}
-		text.Reset()
+	next := func(i int) {
+		start, first = i, len(toks)
+		literal, escaped = true, false
 	}
 	for i := 0; i < len(p); {
-		switch c := p[i]; c {
+		switch p[i] {
 		case '/':
 			flush(i)
-			reset(i + 1)
 			i++
+			next(i)
 		case '\\':
 			if i+1 >= len(p) {
 				return nil, false
@@ -230,37 +235,36 @@ func parseSegments(p string) (segs []segment, ok bool) {
 			r, n := utf8.DecodeRuneInString(p[i+1:])
 			if r == '/' {
 				flush(i)
-				reset(i + 1 + n)
 				i += 1 + n
+				next(i)
 				continue
 			}
-			cur.toks = append(cur.toks, token{kind: tokChar, set: single(r)})
-			text.WriteRune(r)
+			toks = append(toks, token{kind: tokChar, set: single(r)})
+			escaped = true
 			i += 1 + n
 		case '*':
 			for i < len(p) && p[i] == '*' {
 				i++
 			}
-			cur.literal = false
-			if n := len(cur.toks); n == 0 || cur.toks[n-1].kind != tokStar {
-				cur.toks = append(cur.toks, token{kind: tokStar})
+			literal = false
+			if n := len(toks); n == first || toks[n-1].kind != tokStar {
+				toks = append(toks, token{kind: tokStar})
 			}
 		case '?':
-			cur.literal = false
-			cur.toks = append(cur.toks, token{kind: tokChar, set: csetNonSlash})
+			literal = false
+			toks = append(toks, token{kind: tokChar, set: csetNonSlash})
 			i++
 		case '[':
 			set, end, good := parseClass(p, i)
 			if !good {
 				return nil, false
 			}
-			cur.literal = false
-			cur.toks = append(cur.toks, token{kind: tokChar, set: set})
+			literal = false
+			toks = append(toks, token{kind: tokChar, set: set})
 			i = end
 		default:
 			r, n := utf8.DecodeRuneInString(p[i:])
-			cur.toks = append(cur.toks, token{kind: tokChar, set: single(r)})
-			text.WriteRune(r)
+			toks = append(toks, token{kind: tokChar, set: single(r)})
 			i += n
 		}
 	}

@@ -1,0 +1,41 @@
+package coord
+
+import (
+	"context"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Held is a path another actor holds exclusively.
+type Held struct {
+	Path  string
+	Claim store.Conflict
+}
+
+// HeldPaths returns, of paths, those inside an exclusive claim of an
+// actor other than actor that is active at now: what the pre-commit guard
+// refuses. st must be the workspace's local database.
+func HeldPaths(ctx context.Context, st *store.Store, workspace, actor string, paths []string, now time.Time) ([]Held, error) {
+	if err := st.Project(ctx, workspace); err != nil {
+		return nil, err
+	}
+	var out []Held
+	for _, p := range paths {
+		pats, err := NormalizePatterns([]string{p})
+		if err != nil {
+			continue // not something a claim could name
+		}
+		cs, err := st.ConflictingClaims(ctx, workspace, pats, actor, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			if c.Exclusive {
+				out = append(out, Held{Path: p, Claim: c})
+				break
+			}
+		}
+	}
+	return out, nil
+}
