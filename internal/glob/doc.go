@@ -6,12 +6,14 @@
 // Patterns are repository-relative, use '/' as the separator and follow the
 // syntax of github.com/bmatcuk/doublestar/v4:
 //
-//   - any run of characters other than '/', within one segment
-//     ?        one character other than '/'
-//     [abc]    one character of the class; ranges [a-z]; [!x] and [^x] negate
-//     {a,b}    alternatives (may nest and may contain '/')
-//     **       as a whole segment: zero or more segments; elsewhere like *
-//     \c       the character c itself
+//	pattern  matches
+//	*        any run of characters other than '/', within one segment
+//	?        one character other than '/'
+//	[abc]    one character of the class; ranges [a-z]; [!x] and [^x] negate
+//	{a,b}    either alternative (they may nest and contain '/')
+//	**       as a whole segment: zero or more segments; elsewhere like *
+//	\c       the character c itself
+//	c        any other character: itself
 //
 // A pattern that doublestar.ValidatePattern rejects matches nothing here:
 // it overlaps no pattern, and an index entry holding it is never returned
@@ -33,7 +35,16 @@
 //
 // In particular "a/**" matches "a" itself, "a/**/b" matches "a/b",
 // "**/x" matches "x", and a negated class such as [!x] also matches '/'
-// (as it does in doublestar), so "a[!x]b" matches "a/b".
+// (as it does in doublestar), so "a[!x]b" matches "a/b". Classes are read
+// exactly as doublestar reads them, quirks included: in "[c-a]" the 'c' is
+// first a member on its own, so the class matches "c" only.
+//
+// One deliberate difference: when doublestar reaches the end of a path it
+// lets only a few fixed pattern tails match the empty string, so
+// doublestar.Match("a*/**", "a") and doublestar.Match("a***", "a") are
+// false although "a*" matches "a" and "a/**" matches "a". This package uses
+// the regular semantics there (both match "a"). It only ever adds matches,
+// so Overlap never misses a conflict doublestar would see.
 //
 // # Overlap
 //
@@ -48,7 +59,10 @@
 // A pattern with more alternatives is approximated, conservatively, by its
 // [LiteralPrefix] followed by "/**" (or by "**" when the prefix is empty):
 // every path it matches is matched by the approximation, so Overlap may
-// report a conflict that does not exist but never misses one.
+// report a conflict that does not exist but never misses one. Likewise, two
+// alternatives whose product automaton would exceed about four million
+// state pairs (two non-literal patterns of some two thousand characters
+// each) are reported as overlapping without a search.
 //
 // # Index
 //

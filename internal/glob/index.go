@@ -15,19 +15,18 @@ type Entry struct {
 // Index holds claims and finds those overlapping a set of patterns without
 // testing every claim (see the package documentation).
 //
-// An Index is not safe for concurrent use; callers lock.
+// An Index is not safe for concurrent use; callers lock. Overlapping, Get
+// and Len only read it, so they may share a read lock (sync.RWMutex);
+// Add and Remove need exclusive access.
 type Index struct {
 	root    *node
 	entries map[string]*record
-	gen     uint64 // query generation, for de-duplicating results
-	tested  uint64 // claim alternatives tested by queries so far (for tests)
 }
 
 // record is a stored entry and where its pattern alternatives sit.
 type record struct {
 	e      Entry
 	places []*placement
-	mark   uint64 // == Index.gen once found by the current query
 }
 
 // placement is one pattern alternative of a record, stored at the trie node
@@ -55,7 +54,7 @@ func NewIndex() *Index {
 // Len returns the number of entries.
 func (ix *Index) Len() int { return len(ix.entries) }
 
-// Get returns the entry with the given ID.
+// Get returns (a copy of) the entry with the given ID.
 func (ix *Index) Get(id string) (Entry, bool) {
 	r, ok := ix.entries[id]
 	if !ok {
@@ -133,7 +132,13 @@ func (ix *Index) Remove(id string) {
 // entries stored on the trie path to the query's literal prefix and, below
 // it, only the subtrees whose path the query can still match.
 func (ix *Index) Overlapping(patterns []string, skipActor string) []Entry {
-	ix.gen++
+	out, _ := ix.overlapping(patterns, skipActor)
+	return out
+}
+
+// overlapping is Overlapping, also returning how many claim alternatives
+// it tested (for tests).
+func (ix *Index) overlapping(patterns []string, skipActor string) ([]Entry, int) {
 	q := query{ix: ix, skip: skipActor}
 	for _, p := range patterns {
 		for _, a := range compile(p).alts {
@@ -141,23 +146,25 @@ func (ix *Index) Overlapping(patterns []string, skipActor string) []Entry {
 		}
 	}
 	if len(q.found) == 0 {
-		return nil
+		return nil, q.tested
 	}
 	slices.SortFunc(q.found, func(x, y *record) int { return strings.Compare(x.e.ID, y.e.ID) })
 	out := make([]Entry, len(q.found))
 	for i, r := range q.found {
 		out[i] = r.entry()
 	}
-	return out
+	return out, q.tested
 }
 
 // query is the state of one Overlapping call.
 type query struct {
-	ix    *Index
-	skip  string
-	found []*record
-	a     *alt
-	sets  []stateSet // scratch state sets, two per trie depth below the prefix
+	ix     *Index
+	skip   string
+	found  []*record
+	seen   map[*record]bool // found, once it is too long to scan
+	tested int
+	a      *alt
+	sets   []stateSet // scratch state sets, two per trie depth below the prefix
 }
 
 // run collects the entries overlapping the alternative a.
@@ -256,13 +263,34 @@ func (q *query) testBelow(n *node) {
 func (q *query) test(n *node) {
 	for _, pl := range n.items {
 		r := pl.rec
-		if r.mark == q.ix.gen || (q.skip != "" && r.e.Actor == q.skip) {
+		if (q.skip != "" && r.e.Actor == q.skip) || q.isFound(r) {
 			continue
 		}
-		q.ix.tested++
+		q.tested++
 		if altOverlap(q.a, pl.alt) {
-			r.mark = q.ix.gen
 			q.found = append(q.found, r)
+			if q.seen == nil && len(q.found) > 16 {
+				q.seen = make(map[*record]bool, 2*len(q.found))
+				for _, f := range q.found {
+					q.seen[f] = true
+				}
+			}
+			if q.seen != nil {
+				q.seen[r] = true
+			}
 		}
 	}
+}
+
+// isFound reports whether r is already a result.
+func (q *query) isFound(r *record) bool {
+	if q.seen != nil {
+		return q.seen[r]
+	}
+	for _, f := range q.found {
+		if f == r {
+			return true
+		}
+	}
+	return false
 }

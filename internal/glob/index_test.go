@@ -138,20 +138,20 @@ func TestIndexVisitsFewNodes(t *testing.T) {
 		ix.Add(Entry{ID: fmt.Sprintf("e%d", i), Patterns: []string{fmt.Sprintf("src/mod%d/**", i)}})
 	}
 	ix.Add(Entry{ID: "md", Patterns: []string{"**/*.md"}})
-	before := ix.tested
-	got := ids(ix.Overlapping([]string{"src/mod42/a/b.go"}, ""))
+	res, tested := ix.overlapping([]string{"src/mod42/a/b.go"}, "")
+	got := ids(res)
 	if !slices.Equal(got, []string{"e42"}) {
 		t.Fatalf("got %q", got)
 	}
-	if tested := ix.tested - before; tested != 2 {
+	if tested != 2 {
 		t.Errorf("a concrete-path query tested %d claims, want 2", tested)
 	}
-	before = ix.tested
-	got = ids(ix.Overlapping([]string{"src/mod7/**"}, ""))
+	res, tested = ix.overlapping([]string{"src/mod7/**"}, "")
+	got = ids(res)
 	if !slices.Equal(got, []string{"e7", "md"}) {
 		t.Fatalf("got %q", got)
 	}
-	if tested := ix.tested - before; tested != 2 {
+	if tested != 2 {
 		t.Errorf("a glob query below one module tested %d claims, want 2", tested)
 	}
 }
@@ -233,5 +233,67 @@ func TestIndexMatchesBruteForce(t *testing.T) {
 		if len(ix.root.children) != 0 || len(ix.root.items) != 0 {
 			t.Fatalf("workload %d: emptied index keeps %d root children, %d root items", w, len(ix.root.children), len(ix.root.items))
 		}
+	}
+}
+
+// TestIndexBracesAndInvalid covers entries whose patterns expand to several
+// trie nodes, exceed the brace cap, or are invalid.
+func TestIndexBracesAndInvalid(t *testing.T) {
+	ix := NewIndex()
+	big := "gen/x" + strings.Repeat("{a,b}", 9) // over MaxAlternatives
+	ix.Add(Entry{ID: "braces", Patterns: []string{"{src,lib/a}/**"}})
+	ix.Add(Entry{ID: "big", Patterns: []string{big}})
+	ix.Add(Entry{ID: "bad", Patterns: []string{"[", "docs/{"}})
+	ix.Add(Entry{ID: "mixed", Patterns: []string{"[", "docs/*.md"}})
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"src/x", []string{"braces"}},
+		{"lib/a/y", []string{"braces"}},
+		{"lib/b/y", nil},
+		{"gen/xabababababa", []string{"big"}},
+		{"gen/other", []string{"big"}}, // conservative fallback gen/**
+		{"docs/a.md", []string{"mixed"}},
+		{"[", nil},
+		{"**", []string{"big", "braces", "mixed"}},
+	}
+	for _, c := range cases {
+		if got := ids(ix.Overlapping([]string{c.q}, "")); !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("Overlapping(%q) = %q, want %q", c.q, got, c.want)
+		}
+	}
+	if e, ok := ix.Get("bad"); !ok || !slices.Equal(e.Patterns, []string{"[", "docs/{"}) {
+		t.Errorf("Get(bad) = %+v, %v: invalid patterns must be kept", e, ok)
+	}
+	for _, id := range []string{"braces", "big", "bad", "mixed"} {
+		ix.Remove(id)
+	}
+	if len(ix.root.children) != 0 || len(ix.root.items) != 0 {
+		t.Errorf("emptied index keeps %d root children, %d root items", len(ix.root.children), len(ix.root.items))
+	}
+}
+
+// TestIndexConcurrentReads runs queries in parallel; with -race it checks
+// that Overlapping, Get and Len only read the index.
+func TestIndexConcurrentReads(t *testing.T) {
+	ix := benchIndex(2000)
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			defer func() { done <- true }()
+			for i := range 200 {
+				q := fmt.Sprintf("src/mod%d/x.go", (g*200+i)*3)
+				if got := ix.Overlapping([]string{q, "**/*.md"}, ""); len(got) == 0 {
+					t.Errorf("Overlapping(%q) found nothing", q)
+					return
+				}
+				ix.Get("r00003")
+				ix.Len()
+			}
+		}()
+	}
+	for range 4 {
+		<-done
 	}
 }

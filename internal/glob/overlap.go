@@ -11,7 +11,10 @@ import (
 // Overlap reports whether some clean path is matched by both patterns a
 // and b (see the package documentation for the exact semantics). It is
 // symmetric, and Overlap(p, p) is true exactly when p matches some path.
-// Invalid patterns match nothing, so they overlap nothing.
+// Invalid patterns match nothing, so they overlap nothing. The answer is
+// exact except for the documented conservative approximations (more than
+// MaxAlternatives brace alternatives, patterns thousands of characters
+// long), which can only turn a false into a true.
 //
 // Overlap compiles both patterns on every call; an [Index] compiles each
 // stored pattern once.
@@ -258,6 +261,12 @@ const (
 	uSegment = 2 // inside a segment; accepting
 )
 
+// maxProduct bounds the number of state pairs product searches (it keeps a
+// bitmap of three bits per pair). Only two non-literal alternatives of
+// about two thousand characters each exceed it; they are reported as
+// overlapping.
+const maxProduct = 1 << 22
+
 // product searches the product of x, y and the clean-path automaton for an
 // accepting state, depth-first with a visited bitmap. The leading fixed
 // characters of one side are first read by simulating the other side on
@@ -268,6 +277,9 @@ func product(x, y *alt) bool {
 	}
 	nx, ny := len(x.states), len(y.states)
 	w := ny + 1
+	if (nx+1)*w > maxProduct {
+		return true // too big to search: conservatively overlapping
+	}
 
 	// Read x's fixed prefix with y (as a state set) and the clean-path
 	// automaton.
@@ -389,15 +401,6 @@ func newStateSet(a *alt) stateSet {
 
 func (s stateSet) has(i int) bool { return s[i>>6]&(1<<(i&63)) != 0 }
 func (s stateSet) add(i int)      { s[i>>6] |= 1 << (i & 63) }
-
-func (s stateSet) empty() bool {
-	for _, w := range s {
-		if w != 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // closeEps adds the epsilon successors to s. Epsilon edges only go forward,
 // so visiting the members in ascending order (including those added on the

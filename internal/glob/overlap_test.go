@@ -359,3 +359,25 @@ func TestNormalizedText(t *testing.T) {
 		}
 	}
 }
+
+// TestHugePatterns checks that very long patterns are decided exactly up to
+// the product bound and conservatively beyond it, in reasonable time.
+func TestHugePatterns(t *testing.T) {
+	// The trailing ? hides the different last letters from the cheap
+	// suffix test, so the product search has to decide.
+	a, b := strings.Repeat("*a", 400)+"?", strings.Repeat("*b", 400)+"?"
+	if Overlap(a, b) {
+		t.Errorf("400 × *a vs 400 × *b: want no overlap (different second-to-last characters)")
+	}
+	if !Overlap(a, strings.Repeat("*a", 300)+"?") {
+		t.Errorf("400 × *a vs 300 × *a: want an overlap")
+	}
+	a, b = strings.Repeat("*a", 1100)+"?", strings.Repeat("*b", 1100)+"?"
+	if !Overlap(a, b) {
+		t.Errorf("1100 × *a vs 1100 × *b: beyond the product bound, want the conservative true")
+	}
+	long := strings.Repeat("x/", 2000) + "y"
+	if !Overlap(long, strings.Repeat("*/", 2000)+"*") || Overlap(long, strings.Repeat("*/", 1999)+"*") {
+		t.Errorf("long literal path: wrong result")
+	}
+}
