@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/glob"
@@ -239,16 +240,28 @@ type queryer interface {
 // skipActor, with a pattern that overlaps one of patterns and for which
 // keep returns true. It reads only the patterns whose literal prefix is an
 // ancestor or a descendant of a query pattern's: no other can overlap.
-func overlappingClaims(ctx context.Context, q queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
+func overlappingClaims(ctx context.Context, q2 queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
 	cands := map[string]*Conflict{}
 	candPatterns := map[string][]string{}
 	for _, pat := range patterns {
 		lp := glob.LiteralPrefix(pat)
-		where, args := prefixRange(lp)
-		rows, err := q.QueryContext(ctx, `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+		const sel = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
 			FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ? AND c.id = p.id
-			WHERE p.ws = ? AND (`+where+`) AND c.status = ? AND c.expires_us > ? AND c.actor != ?`,
-			append(append([]any{kindCode(protocol.KindClaim), ws}, args...), ClaimActive, micros(at), skipActor)...)
+			WHERE p.ws = ? AND `
+		const rest = ` AND c.status = ? AND c.expires_us > ? AND c.actor != ?`
+		where, args := prefixConds(lp)
+		var q string
+		var qargs []any
+		for i, w := range where {
+			if i > 0 {
+				q += " UNION ALL "
+			}
+			q += sel + w + rest
+			qargs = append(qargs, kindCode(protocol.KindClaim), ws)
+			qargs = append(qargs, args[i]...)
+			qargs = append(qargs, ClaimActive, micros(at), skipActor)
+		}
+		rows, err := q2.QueryContext(ctx, q, qargs...)
 		if err != nil {
 			return nil, fmt.Errorf("claims: %w", err)
 		}
@@ -288,23 +301,24 @@ func overlappingClaims(ctx context.Context, q queryer, ws int64, patterns []stri
 	return out, nil
 }
 
-// prefixRange is the SQL condition on proj_claim_patterns.prefix that
-// selects the literal prefixes that are a segment-wise ancestor of lp (or
-// lp itself) or a descendant of it.
-func prefixRange(lp string) (string, []any) {
+// prefixConds are the SQL conditions on proj_claim_patterns.prefix that
+// select the literal prefixes that are a segment-wise ancestor of lp (or
+// lp itself), and those that are a descendant of it: each an index range,
+// queried separately (an OR would scan the table).
+func prefixConds(lp string) ([]string, [][]any) {
 	if lp == "" {
-		return "1", nil // every pattern may overlap one with no literal prefix
+		return []string{"1"}, [][]any{nil} // every pattern may overlap one with no literal prefix
 	}
-	anc := []string{""}
+	anc := []any{""}
 	for i := 0; i < len(lp); i++ {
 		if lp[i] == '/' {
 			anc = append(anc, lp[:i])
 		}
 	}
 	anc = append(anc, lp)
+	in := "p.prefix IN (?" + strings.Repeat(",?", len(anc)-1) + ")"
 	// '0' is the byte after '/': [lp+"/", lp+"0") holds every descendant.
-	return "p.prefix IN (SELECT value FROM json_each(?)) OR (p.prefix >= ? AND p.prefix < ?)",
-		[]any{string(mustJSON(anc)), lp + "/", lp + "0"}
+	return []string{in, "p.prefix >= ? AND p.prefix < ?"}, [][]any{anc, {lp + "/", lp + "0"}}
 }
 
 func prefixes(patterns []string) []string {

@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds crosscode-mcp once per benchmark run.
+func binary(b *testing.B) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crosscode-bench-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "crosscode-mcp")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/crosscode-mcp").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build: %v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func benchRepo(b *testing.B) string {
+	dir := filepath.Join(b.TempDir(), "mygame")
+	os.MkdirAll(dir, 0o755)
+	cmd := exec.Command("git", "init", "-q", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v %s", err, out)
+	}
+	return dir
+}
+
+type stdioAgent struct {
+	c   *mcpclient.Client
+	cmd *exec.Cmd
+}
+
+// startStdio starts the server as a subprocess in repo and initializes it.
+func startStdio(b *testing.B, repo string, args ...string) *stdioAgent {
+	a := &stdioAgent{}
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	c, err := mcpclient.NewStdioMCPClientWithOptions(binary(b), env, append([]string{"--actor", "ada@example.com"}, args...),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env, cmd.Dir = env, repo
+			a.cmd = cmd
+			return cmd, nil
+		}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.c = c
+	req := mcpgo.InitializeRequest{}
+	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "claude-code", Version: "1"}
+	if _, err := c.Initialize(context.Background(), req); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return a
+}
+
+func (a *stdioAgent) call(b *testing.B, tool string, args map[string]any) map[string]any {
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := a.c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		b.Fatalf("%s: %v %+v", tool, err, res)
+	}
+	var out map[string]any
+	json.Unmarshal([]byte(res.Content[0].(mcpgo.TextContent).Text), &out)
+	return out
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
+	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
+}
+
+// BenchmarkStdioPublishIntent: a durable write tool over stdio from a
+// client in another process, local mode.
+func BenchmarkStdioPublishIntent(b *testing.B) {
+	a := startStdio(b, benchRepo(b))
+	args := map[string]any{"summary": "rebalance the boss", "paths": []string{"src/game/boss.gd"}}
+	a.call(b, "publish_intent", args)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		out := a.call(b, "publish_intent", args)
+		lat = append(lat, time.Since(start))
+		if i == 0 && fmt.Sprint(out["write"].(map[string]any)["status"]) != "acknowledged" {
+			b.Fatalf("not durable: %v", out["write"])
+		}
+	}
+	reportLatency(b, lat)
+}
+
+// BenchmarkStdioCheckConflicts10k: check_conflicts for a concrete path
+// against 10,000 active claims of 313 actors.
+func BenchmarkStdioCheckConflicts10k(b *testing.B) {
+	repo := benchRepo(b)
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(repo, ".git", "crosscode", "workspace.db"), &store.Options{Projections: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.EnsureWorkspace(ctx, "mygame", ""); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var items []store.Item
+	for i := range 10_000 {
+		actor := fmt.Sprintf("actor%d@example.com", i/32)
+		pattern := []string{fmt.Sprintf("src/mod%d/**", i), fmt.Sprintf("assets/lvl%d/*.png", i), fmt.Sprintf("pkg/%d/file%d.go", i%500, i)}[i%3]
+		c := &protocol.Claim{ID: fmt.Sprintf("clm_%06d", i), WorkspaceID: "mygame", ActorID: actor, ReplicaID: "rep_" + actor,
+			Patterns: []string{pattern}, Exclusive: true, Reason: "bench", CreatedAt: now, ExpiresAt: now.Add(8 * time.Hour)}
+		e := &protocol.Envelope{ID: c.ID, SchemaVersion: 1, WorkspaceID: "mygame", ReplicaID: c.ReplicaID, ActorID: actor, SessionID: "ses",
+			Agent: &protocol.Agent{Provider: protocol.ProviderCodex}, Type: protocol.EventClaimCreated, ClientSequence: int64(i + 1), CreatedAt: now, Payload: c}
+		items = append(items, store.Item{Workspace: "mygame", Envelope: e})
+		if len(items) == 500 {
+			if _, err := st.IngestBatch(ctx, items); err != nil {
+				b.Fatal(err)
+			}
+			items = items[:0]
+		}
+	}
+	ents, _ := st.CountEntities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Status: []string{store.ClaimActive}, LiveAt: now})
+	st.Close()
+	if ents != 10_000 {
+		b.Fatalf("%d active claims, want 10000", ents)
+	}
+	a := startStdio(b, repo)
+	args := map[string]any{"paths": []string{"src/mod42/main.go"}}
+	if out := a.call(b, "check_conflicts", args); len(out["claims"].([]any)) != 1 {
+		b.Fatalf("check_conflicts: %v", out)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		a.call(b, "check_conflicts", args)
+		lat = append(lat, time.Since(start))
+	}
+	reportLatency(b, lat)
+}
+
+// BenchmarkStdioStartup: from starting the process to the answer of
+// tools/list, and that answer's size.
+func BenchmarkStdioStartup(b *testing.B) {
+	repo := benchRepo(b)
+	startStdio(b, repo).c.Close() // first start creates the database
+	var lat []time.Duration
+	var size int
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		a := startStdio(b, repo)
+		res, err := a.c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		raw, _ := json.Marshal(res)
+		size = len(raw)
+		a.c.Close()
+	}
+	reportLatency(b, lat)
+	b.ReportMetric(float64(size)/1024, "tools/list-KiB")
+}
+
+// BenchmarkStdioIdleRSS: resident memory of a server that started,
+// answered a few calls and went idle.
+func BenchmarkStdioIdleRSS(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		a := startStdio(b, benchRepo(b))
+		a.call(b, "workspace_status", nil)
+		a.call(b, "publish_intent", map[string]any{"summary": "x", "paths": []string{"a/**"}})
+		a.call(b, "claim", map[string]any{"patterns": []string{"a/**"}})
+		time.Sleep(2 * time.Second)
+		rss, hwm := procMem(b, a.cmd.Process.Pid)
+		b.ReportMetric(rss/1024, "idle-RSS-MiB")
+		b.ReportMetric(hwm/1024, "peak-RSS-MiB")
+		a.c.Close()
+	}
+}
+
+// procMem reads VmRSS and VmHWM (KiB) of a process.
+func procMem(b *testing.B, pid int) (rss, hwm float64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			switch f[0] {
+			case "VmRSS:":
+				rss = v
+			case "VmHWM:":
+				hwm = v
+			}
+		}
+	}
+	return rss, hwm
+}
