@@ -46,7 +46,7 @@ func RequestHandoff(c handoffRequester, repo Repo) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &requestHandoffOut{Handoff: handoffView(h), Write: write(pub)}, nil
+			return &requestHandoffOut{Handoff: handoffView(h, false), Write: write(pub)}, nil
 		}))
 }
 
@@ -89,6 +89,6 @@ func RespondHandoff(c handoffResponder) tools.Tool {
 					next += " Branch: " + line(h.Branch) + "."
 				}
 			}
-			return &respondHandoffOut{Handoff: handoffView(h), Next: next, Write: write(pub)}, nil
+			return &respondHandoffOut{Handoff: handoffView(h, false), Next: next, Write: write(pub)}, nil
 		}))
 }

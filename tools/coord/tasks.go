@@ -42,7 +42,7 @@ func CreateTask(c taskCreator) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &taskOut{Task: taskView(t), Write: write(pub)}, nil
+			return &taskOut{Task: taskView(t, false), Write: write(pub)}, nil
 		}))
 }
 
@@ -73,7 +73,7 @@ func UpdateTask(c taskUpdater) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &taskOut{Task: taskView(t), Write: write(pub)}, nil
+			return &taskOut{Task: taskView(t, false), Write: write(pub)}, nil
 		}))
 }
 
@@ -130,7 +130,7 @@ func ListTasks(c taskLister) tools.Tool {
 				}
 				var t protocol.Task
 				if json.Unmarshal(e.Body, &t) == nil {
-					out.Tasks = append(out.Tasks, taskView(&t))
+					out.Tasks = append(out.Tasks, taskView(&t, true))
 				}
 			}
 			return out, nil

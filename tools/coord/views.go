@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -64,9 +65,15 @@ type TaskView struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
-func taskView(t *protocol.Task) TaskView {
+// taskView shows a task; brief caps the description for lists, so a page
+// of tasks stays far below the result size limit.
+func taskView(t *protocol.Task, brief bool) TaskView {
+	desc := text(t.Description)
+	if brief {
+		desc = sanitize.Text(t.Description, 280)
+	}
 	return TaskView{ID: t.ID, Title: line(t.Title), Status: string(t.Status), Assignee: line(t.AssigneeActorID), CreatedBy: line(t.CreatedByActor),
-		Labels: linesOf(t.Labels), Description: text(t.Description), UpdatedAt: t.UpdatedAt}
+		Labels: linesOf(t.Labels), Description: desc, UpdatedAt: t.UpdatedAt}
 }
 
 // HandoffView is a handoff as tools show it.
@@ -83,9 +90,14 @@ type HandoffView struct {
 	Commit   string   `json:"commit,omitempty"`
 }
 
-func handoffView(h *protocol.Handoff) HandoffView {
+// handoffView shows a handoff; brief caps the notes for lists.
+func handoffView(h *protocol.Handoff, brief bool) HandoffView {
+	notes := text(h.Notes)
+	if brief {
+		notes = sanitize.Text(h.Notes, 280)
+	}
 	return HandoffView{ID: h.ID, From: line(h.FromActorID), To: line(h.ToActorID), Status: string(h.Status), Summary: line(h.Summary),
-		Notes: text(h.Notes), TaskID: h.TaskID, ClaimIDs: h.ClaimIDs, Branch: line(h.Branch), Commit: line(h.Commit)}
+		Notes: notes, TaskID: h.TaskID, ClaimIDs: h.ClaimIDs, Branch: line(h.Branch), Commit: line(h.Commit)}
 }
 
 func linesOf(in []string) []string {

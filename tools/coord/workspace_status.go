@@ -84,10 +84,13 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 			for _, e := range st.MyClaims {
 				out.YourClaims = append(out.YourClaims, claimView(e, now))
 			}
-			for _, e := range st.HandoffsToMe {
+			for i, e := range st.HandoffsToMe {
+				if i == 10 {
+					break // the rest show in read_feed; the result stays small
+				}
 				var h protocol.Handoff
 				if json.Unmarshal(e.Body, &h) == nil {
-					out.HandoffsForYou = append(out.HandoffsForYou, handoffView(&h))
+					out.HandoffsForYou = append(out.HandoffsForYou, handoffView(&h, true))
 				}
 			}
 			for _, p := range st.Presence {
