@@ -65,8 +65,9 @@ type Coordinator struct {
 	presence protocol.PresenceStatus
 	agent    protocol.Agent
 
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	idleCheck time.Duration // how often idleness is checked
 }
 
 // New builds a Coordinator. Call Start, and Close when done.
@@ -86,7 +87,8 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = 3 * time.Second
 	}
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, st: cfg.Store, now: cfg.Now, agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
+	c := &Coordinator{cfg: cfg, log: cfg.Logger, st: cfg.Store, now: cfg.Now, idleCheck: 30 * time.Second,
+		agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
 	if cfg.Service == "" {
 		c.local = cfg.Store.NewIngester(&store.IngesterOptions{GatherWait: -1})
 	} else {
@@ -191,7 +193,7 @@ func (c *Coordinator) Touch(ctx context.Context) {
 }
 
 func (c *Coordinator) idleLoop(ctx context.Context) {
-	t := time.NewTicker(30 * time.Second)
+	t := time.NewTicker(c.idleCheck)
 	defer t.Stop()
 	for {
 		select {

@@ -1,0 +1,184 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// serveHub runs a coordination service on loopback over its own database.
+func serveHub(t *testing.T, cfg hub.Config) (url, token string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token, err = st.CreateToken(ctx, "mygame", ""); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = st
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { hub.New(cfg).Serve(ctx, l); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	return "http://" + l.Addr().String(), token
+}
+
+func remoteCoord(t *testing.T, url, token, actor string) *Coordinator {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "replica.db"), &store.Options{Projections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Workspace: "mygame", Store: st, Service: url, Token: token, Actor: actor, Replica: "rep_" + actor, Session: "ses_" + actor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()); st.Close() })
+	return c
+}
+
+// TestRemoteResyncAfterRetention: a replica whose cursor points into
+// history the service deleted adopts resyncFrom, rebuilds its projections
+// from there, and tells the agent.
+func TestRemoteResyncAfterRetention(t *testing.T) {
+	url, token := serveHub(t, hub.Config{Retention: 100 * time.Millisecond, SweepEvery: 20 * time.Millisecond})
+	ada := remoteCoord(t, url, token, "ada@example.com")
+	old, err := ada.Claim(context.Background(), []string{"src/**"}, true, "old", time.Hour, "")
+	if err != nil || old.Status != "granted" {
+		t.Fatalf("claim: %v %+v", err, old)
+	}
+	// Let retention delete it, then log something new.
+	time.Sleep(400 * time.Millisecond)
+	if _, err := ada.PublishIntent(context.Background(), "after the sweep", []string{"docs/**"}, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	bo := remoteCoord(t, url, token, "bo@example.com")
+	news, err := bo.News(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(news.Notices) == 0 || !strings.Contains(news.Notices[0], "deleted by retention") {
+		t.Fatalf("no resync notice: %+v", news)
+	}
+	// bo's projections hold what followed the watermark, not the deleted claim.
+	if _, err := bo.st.Entity(context.Background(), "mygame", protocol.KindClaim, old.Claim.ID); err == nil {
+		t.Fatal("a claim from deleted history is in the rebuilt projections")
+	}
+	intents, err := bo.Entities(context.Background(), store.EntityQuery{Kind: protocol.KindIntent})
+	if err != nil || len(intents) != 1 {
+		t.Fatalf("intents after resync: %v %d", err, len(intents))
+	}
+}
+
+// TestRemoteUploadOrderAndRefusal: writes upload in clientSequence order;
+// a write the service refuses is reported, not retried for ever.
+func TestRemoteUploadOrderAndRefusal(t *testing.T) {
+	url, token := serveHub(t, hub.Config{})
+	ada := remoteCoord(t, url, token, "ada@example.com")
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := ada.PublishIntent(context.Background(), "intent", []string{"a/**"}, "", 0); err != nil {
+				t.Errorf("intent %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	pending, refused, err := ada.st.OutboxCounts(context.Background(), ada.Replica())
+	if err != nil || pending != 0 || refused != 0 {
+		t.Fatalf("outbox: %d pending %d refused %v", pending, refused, err)
+	}
+	// An envelope whose id the service already has is refused for good.
+	dup := ada.envelope(protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
+		Summary: "x", Paths: []string{"a"}, CreatedAt: time.Now().UTC()})
+	if _, err := ada.rem.publish(context.Background(), dup); err != nil {
+		t.Fatal(err)
+	}
+	again := ada.envelope(protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
+		Summary: "y", Paths: []string{"b"}, CreatedAt: time.Now().UTC()})
+	_, err = ada.rem.publish(context.Background(), again)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || ref.Code != protocol.CodeIDConflict {
+		t.Fatalf("reused id: %v", err)
+	}
+	if _, refused, _ := ada.st.OutboxCounts(context.Background(), ada.Replica()); refused != 1 {
+		t.Fatalf("refused count %d", refused)
+	}
+	news, _ := ada.News(context.Background())
+	if len(news.Notices) != 1 || !strings.Contains(news.Notices[0], "ID_CONFLICT") {
+		t.Fatalf("refusal notice: %+v", news.Notices)
+	}
+}
+
+// TestPresenceGoesIdle: no tool call for IdleAfter makes the session idle;
+// the next call makes it online again.
+func TestPresenceGoesIdle(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ws.db"), &store.Options{Projections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	c, err := New(Config{Workspace: "mygame", Store: st, Actor: "ada", Replica: "rep_a", Session: "ses_a", Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.idleCheck = 5 * time.Millisecond
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	status := func() protocol.PresenceStatus {
+		ps, _ := st.Presence(context.Background(), "mygame")
+		if len(ps) != 1 {
+			return ""
+		}
+		return ps[0].Status
+	}
+	if s := status(); s != protocol.PresenceOnline {
+		t.Fatalf("at start: %s", s)
+	}
+	mu.Lock()
+	now = now.Add(IdleAfter + time.Second)
+	mu.Unlock()
+	waitUntil(t, func() bool { return status() == protocol.PresenceIdle })
+	c.Touch(context.Background())
+	if s := status(); s != protocol.PresenceOnline {
+		t.Fatalf("after a call: %s", s)
+	}
+	c.Close(context.Background())
+	if s := status(); s != protocol.PresenceOffline {
+		t.Fatalf("after close: %s", s)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met in 10s")
+}
+
