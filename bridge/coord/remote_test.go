@@ -181,4 +181,3 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met in 10s")
 }
-
