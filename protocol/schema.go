@@ -61,6 +61,9 @@ func Schemas() map[string]*jsonschema.Schema {
 		"ws-error.json":        r.Reflect(&WSError{}),
 		"error.json":           r.Reflect(&ErrorBody{}),
 	}
+	for name, s := range cappySchemas(r) {
+		out[name] = s
+	}
 	for name, s := range out {
 		s.ID = jsonschema.ID(SchemaBaseURL + name)
 	}

@@ -1,0 +1,553 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/invopop/jsonschema"
+)
+
+// The Cappy adapter protocol: the messages between the Cappy controller
+// (crosscode-mcp) and a game adapter, over one loopback WebSocket of JSON
+// text frames. Decoding is strict (unknown fields are errors) except for
+// hello, whose unknown fields and capability names are accepted so newer
+// adapters work with older controllers.
+
+// CappyProtocolVersion is the adapter protocol version the controller speaks.
+const CappyProtocolVersion = 1
+
+// CappyMaxMessageBytes is the largest message either side may send (4 MiB).
+const CappyMaxMessageBytes = 4 << 20
+
+// Cappy capabilities with a meaning to the controller; adapters may
+// advertise others.
+const (
+	CapScenarios         = "scenarios"
+	CapFreeformRecording = "freeform_recording"
+	CapReplay            = "replay"
+	CapTimeScale         = "time_scale"
+	CapAlternateCameras  = "alternate_cameras"
+)
+
+// Cappy error and reject codes.
+const (
+	CappyUnauthenticated      = "PROTOCOL_UNAUTHENTICATED"
+	CappyVersionIncompatible  = "PROTOCOL_VERSION_INCOMPATIBLE"
+	CappyInvalidMessage       = "PROTOCOL_INVALID_MESSAGE"
+	CappyOutOfState           = "PROTOCOL_OUT_OF_STATE"
+	CappyCapabilityMissing    = "CAPABILITY_MISSING"
+	CappyOperationBusy        = "OPERATION_BUSY"
+	CappyAdapterUnresponsive  = "ADAPTER_UNRESPONSIVE"
+	CappyAdapterDisconnected  = "ADAPTER_DISCONNECTED"
+	CappyOperationTimeout     = "OPERATION_TIMEOUT"
+	CappyOperationCancelled   = "OPERATION_CANCELLED"
+	CappyScenarioNotFound     = "SCENARIO_NOT_FOUND"
+	CappyInvalidParameters    = "INVALID_PARAMETERS"
+	CappyReplayUnsupported    = "REPLAY_UNSUPPORTED"
+	CappyReplayInvalid        = "REPLAY_INVALID"
+	CappyUnknownCamera        = "UNKNOWN_CAMERA"
+	CappyPresentationRejected = "PRESENTATION_UNSUPPORTED"
+)
+
+// VersionRange is hello.protocol: the versions an adapter speaks.
+type VersionRange struct {
+	Min int `json:"min" jsonschema:"minimum=1"`
+	Max int `json:"max" jsonschema:"minimum=1"`
+}
+
+// NameVersion names a program.
+type NameVersion struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// GameInfo names a game.
+type GameInfo struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// Hello is the adapter's first message.
+type Hello struct {
+	Type         string       `json:"type" jsonschema:"enum=hello"`
+	Protocol     VersionRange `json:"protocol"`
+	Token        string       `json:"token"`
+	Adapter      NameVersion  `json:"adapter"`
+	Game         GameInfo     `json:"game"`
+	Build        string       `json:"build,omitempty"`
+	Capabilities []string     `json:"capabilities"`
+}
+
+// HasCapability reports whether the adapter advertised c.
+func (h *Hello) HasCapability(c string) bool { return slices.Contains(h.Capabilities, c) }
+
+// Welcome accepts an adapter, at the negotiated protocol version.
+type Welcome struct {
+	Type       string      `json:"type" jsonschema:"enum=welcome"`
+	Protocol   int         `json:"protocol"`
+	Controller NameVersion `json:"controller"`
+}
+
+// Reject refuses an adapter; the controller closes the socket after it.
+type Reject struct {
+	Type    string `json:"type" jsonschema:"enum=reject"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Parameter describes one scenario parameter.
+type Parameter struct {
+	Type        string   `json:"type" jsonschema:"enum=string,enum=number,enum=integer,enum=boolean"`
+	Description string   `json:"description,omitempty"`
+	Required    bool     `json:"required,omitempty"`
+	Default     any      `json:"default,omitempty"`
+	Enum        []any    `json:"enum,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+}
+
+// Scenario is one authored scenario of the registry.
+type Scenario struct {
+	ID                   string               `json:"id"`
+	Name                 string               `json:"name,omitempty"`
+	Description          string               `json:"description,omitempty"`
+	Parameters           map[string]Parameter `json:"parameters,omitempty"`
+	RequiredCapabilities []string             `json:"requiredCapabilities,omitempty"`
+}
+
+// Scenarios is the adapter's scenario registry.
+type Scenarios struct {
+	Type      string     `json:"type" jsonschema:"enum=scenarios"`
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Presentation is how a scenario or replay is shown: timeScale and camera
+// have a meaning to Cappy; other keys are the adapter's own.
+type Presentation map[string]any
+
+// TimeScale returns presentation.timeScale (1 when absent).
+func (p Presentation) TimeScale() float64 {
+	if v, ok := p["timeScale"].(float64); ok {
+		return v
+	}
+	return 1
+}
+
+// ReplayPayload is a replay: inline (base64, at most 1 MiB decoded) or a
+// file the adapter wrote. Cappy stores and returns it without
+// interpreting it.
+type ReplayPayload struct {
+	Kind     string `json:"kind" jsonschema:"enum=inline,enum=file"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"enum=base64"`
+	Data     string `json:"data,omitempty"`
+	Path     string `json:"path,omitempty"`
+	SHA256   string `json:"sha256"`
+	Bytes    int64  `json:"bytes,omitempty"`
+	Format   string `json:"format,omitempty"`
+}
+
+// MaxInlineReplayBytes is the largest decoded inline replay.
+const MaxInlineReplayBytes = 1 << 20
+
+// Controller -> adapter operation messages.
+
+// PrepareScenario asks the adapter to get a scenario ready.
+type PrepareScenario struct {
+	Type         string         `json:"type" jsonschema:"enum=prepare_scenario"`
+	Op           string         `json:"op"`
+	Scenario     string         `json:"scenario"`
+	Parameters   map[string]any `json:"parameters"`
+	Presentation Presentation   `json:"presentation,omitempty"`
+}
+
+// RecordStart starts a freeform recording.
+type RecordStart struct {
+	Type string `json:"type" jsonschema:"enum=record_start"`
+	Op   string `json:"op"`
+}
+
+// PrepareReplay asks the adapter to get a replay ready.
+type PrepareReplay struct {
+	Type         string         `json:"type" jsonschema:"enum=prepare_replay"`
+	Op           string         `json:"op"`
+	Replay       *ReplayPayload `json:"replay"`
+	Presentation Presentation   `json:"presentation,omitempty"`
+}
+
+// OpMessage is start, stop or cancel: {type, op}.
+type OpMessage struct {
+	Type string `json:"type" jsonschema:"enum=start,enum=stop,enum=cancel"`
+	Op   string `json:"op"`
+}
+
+// ListScenarios asks for the registry again.
+type ListScenarios struct {
+	Type string `json:"type" jsonschema:"enum=list_scenarios"`
+}
+
+// Ping checks liveness; the adapter answers Pong with the same nonce.
+type Ping struct {
+	Type  string `json:"type" jsonschema:"enum=ping,enum=pong"`
+	Nonce string `json:"nonce"`
+}
+
+// CappyError tells the adapter what it did wrong.
+type CappyError struct {
+	Type    string `json:"type" jsonschema:"enum=error"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Op      string `json:"op,omitempty"`
+}
+
+// Adapter -> controller operation messages.
+
+// Ready, Started: {type, op}.
+type OpState struct {
+	Type string `json:"type" jsonschema:"enum=ready,enum=started"`
+	Op   string `json:"op"`
+}
+
+// Event is one moment of an operation. T is presented milliseconds since
+// the operation started, monotonic.
+type Event struct {
+	Type       string          `json:"type" jsonschema:"enum=event"`
+	Op         string          `json:"op"`
+	T          float64         `json:"t" jsonschema:"minimum=0"`
+	Event      string          `json:"event"`
+	DurationMs *float64        `json:"durationMs,omitempty" jsonschema:"minimum=0"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+}
+
+// Completed ends an operation successfully; recordings carry their replay.
+type Completed struct {
+	Type    string          `json:"type" jsonschema:"enum=completed"`
+	Op      string          `json:"op"`
+	Replay  *ReplayPayload  `json:"replay,omitempty"`
+	Summary json.RawMessage `json:"summary,omitempty"`
+}
+
+// Failed ends an operation with the adapter's error.
+type Failed struct {
+	Type    string `json:"type" jsonschema:"enum=failed"`
+	Op      string `json:"op"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// AdapterMessage is one decoded message from an adapter: exactly one
+// field is set, by Type.
+type AdapterMessage struct {
+	Type      string
+	Hello     *Hello
+	Scenarios *Scenarios
+	OpState   *OpState // ready, started
+	Event     *Event
+	Completed *Completed
+	Failed    *Failed
+	Pong      *Ping
+}
+
+// Op is the operation the message is about ("" for hello, scenarios, pong).
+func (m *AdapterMessage) Op() string {
+	switch {
+	case m.OpState != nil:
+		return m.OpState.Op
+	case m.Event != nil:
+		return m.Event.Op
+	case m.Completed != nil:
+		return m.Completed.Op
+	case m.Failed != nil:
+		return m.Failed.Op
+	}
+	return ""
+}
+
+// DecodeAdapterMessage decodes one message from an adapter: strictly,
+// except hello, which tolerates unknown fields.
+func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonFieldError(err, "")
+	}
+	m := &AdapterMessage{Type: head.Type}
+	c := &checker{}
+	switch head.Type {
+	case "hello":
+		m.Hello = new(Hello)
+		if err := json.Unmarshal(data, m.Hello); err != nil { // tolerant: unknown fields accepted
+			return nil, jsonFieldError(err, "")
+		}
+		h := m.Hello
+		if h.Protocol.Min < 1 || h.Protocol.Max < h.Protocol.Min {
+			c.fail("protocol", "must be {min, max} with 1 <= min <= max")
+		}
+		c.text("token", h.Token, 1024, true)
+		c.text("adapter.name", h.Adapter.Name, 256, true)
+		c.text("adapter.version", h.Adapter.Version, 256, false)
+		c.text("game.id", h.Game.ID, 256, true)
+		c.text("game.name", h.Game.Name, 1024, false)
+		c.text("build", h.Build, 1024, false)
+		list(c, "capabilities", h.Capabilities, false, false, func(f, v string) { c.text(f, v, 128, true) })
+		return m, c.result()
+	case "scenarios":
+		m.Scenarios = new(Scenarios)
+		if err := decodeStrict(data, m.Scenarios, ""); err != nil {
+			return nil, err
+		}
+		return m, validateScenarios(m.Scenarios)
+	case "ready", "started":
+		m.OpState = new(OpState)
+		if err := decodeStrict(data, m.OpState, ""); err != nil {
+			return nil, err
+		}
+		c.id("op", m.OpState.Op, true)
+	case "event":
+		m.Event = new(Event)
+		if err := decodeStrict(data, m.Event, ""); err != nil {
+			return nil, err
+		}
+		e := m.Event
+		c.id("op", e.Op, true)
+		c.text("event", e.Event, 256, true)
+		if e.T < 0 || math.IsNaN(e.T) || math.IsInf(e.T, 0) {
+			c.fail("t", "must be a non-negative number of milliseconds")
+		}
+		if e.DurationMs != nil && (*e.DurationMs < 0 || math.IsNaN(*e.DurationMs)) {
+			c.fail("durationMs", "must not be negative")
+		}
+		if len(e.Payload) > 0 && !bytes.HasPrefix(bytes.TrimSpace(e.Payload), []byte("{")) && string(bytes.TrimSpace(e.Payload)) != "null" {
+			c.fail("payload", "must be an object")
+		}
+	case "completed":
+		m.Completed = new(Completed)
+		if err := decodeStrict(data, m.Completed, ""); err != nil {
+			return nil, err
+		}
+		c.id("op", m.Completed.Op, true)
+		if m.Completed.Replay != nil {
+			if err := m.Completed.Replay.Validate(); err != nil {
+				return nil, err
+			}
+		}
+	case "failed":
+		m.Failed = new(Failed)
+		if err := decodeStrict(data, m.Failed, ""); err != nil {
+			return nil, err
+		}
+		c.id("op", m.Failed.Op, true)
+		c.text("code", m.Failed.Code, 128, true)
+		c.text("message", m.Failed.Message, MaxTextBytes, false)
+	case "pong":
+		m.Pong = new(Ping)
+		if err := decodeStrict(data, m.Pong, ""); err != nil {
+			return nil, err
+		}
+		c.text("nonce", m.Pong.Nonce, 256, true)
+	case "":
+		return nil, fieldErr("type", "required")
+	default:
+		return nil, fieldErr("type", "unknown adapter message type %q", head.Type)
+	}
+	return m, c.result()
+}
+
+// Validate checks a replay payload's shape (not its content).
+func (r *ReplayPayload) Validate() error {
+	c := &checker{}
+	switch r.Kind {
+	case "inline":
+		if r.Encoding != "base64" {
+			c.fail("replay.encoding", "must be \"base64\"")
+		}
+		if r.Path != "" {
+			c.fail("replay.path", "must be absent on an inline replay")
+		}
+	case "file":
+		c.text("replay.path", r.Path, 4096, true)
+		if r.Bytes <= 0 {
+			c.fail("replay.bytes", "required: the file's size")
+		}
+		if r.Data != "" {
+			c.fail("replay.data", "must be absent on a file replay")
+		}
+	default:
+		c.fail("replay.kind", "must be \"inline\" or \"file\", got %q", r.Kind)
+	}
+	if len(r.SHA256) != 64 || !isHex(r.SHA256) {
+		c.fail("replay.sha256", "must be 64 hex digits")
+	}
+	c.text("replay.format", r.Format, 256, false)
+	return c.result()
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !(b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func validateScenarios(s *Scenarios) error {
+	c := &checker{}
+	if s.Scenarios == nil {
+		c.fail("scenarios", "required")
+	}
+	seen := map[string]bool{}
+	list(c, "scenarios", s.Scenarios, false, false, func(f string, sc Scenario) {
+		c.id(f+".id", sc.ID, true)
+		if seen[sc.ID] {
+			c.fail(f+".id", "duplicate scenario %q", sc.ID)
+		}
+		seen[sc.ID] = true
+		c.text(f+".name", sc.Name, 1024, false)
+		c.text(f+".description", sc.Description, MaxTextBytes, false)
+		for name, p := range sc.Parameters {
+			pf := f + ".parameters." + name
+			c.id(pf, name, true)
+			switch p.Type {
+			case "string", "number", "integer", "boolean":
+			default:
+				c.fail(pf+".type", "must be string, number, integer or boolean, got %q", p.Type)
+			}
+			if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
+				c.fail(pf, "minimum is above maximum")
+			}
+			if p.Default != nil {
+				if err := CheckParameter(name, p, p.Default); err != nil {
+					c.fail(pf+".default", "%s", err.Message)
+				}
+			}
+		}
+	})
+	return c.result()
+}
+
+// CheckParameter checks one value against its parameter description:
+// type, enum, minimum and maximum.
+func CheckParameter(name string, p Parameter, v any) *FieldError {
+	switch p.Type {
+	case "string":
+		if _, ok := v.(string); !ok {
+			return fieldErr(name, "must be a string")
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fieldErr(name, "must be a boolean")
+		}
+	case "number", "integer":
+		f, ok := v.(float64)
+		if !ok {
+			return fieldErr(name, "must be a number")
+		}
+		if p.Type == "integer" && f != math.Trunc(f) {
+			return fieldErr(name, "must be an integer")
+		}
+		if p.Minimum != nil && f < *p.Minimum {
+			return fieldErr(name, "must be at least %g", *p.Minimum)
+		}
+		if p.Maximum != nil && f > *p.Maximum {
+			return fieldErr(name, "must be at most %g", *p.Maximum)
+		}
+	}
+	if len(p.Enum) > 0 && !slices.ContainsFunc(p.Enum, func(e any) bool { return e == v }) {
+		return fieldErr(name, "must be one of %v", p.Enum)
+	}
+	return nil
+}
+
+// ResolveParameters checks args against a scenario's parameters, fills in
+// defaults, and refuses unknown or missing required ones.
+func ResolveParameters(s *Scenario, args map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for name, v := range args {
+		p, ok := s.Parameters[name]
+		if !ok {
+			return nil, fieldErr(name, "scenario %q has no parameter %q", s.ID, name)
+		}
+		if err := CheckParameter(name, p, v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	for name, p := range s.Parameters {
+		if _, ok := out[name]; ok {
+			continue
+		}
+		switch {
+		case p.Default != nil:
+			out[name] = p.Default
+		case p.Required:
+			return nil, fieldErr(name, "required by scenario %q", s.ID)
+		}
+	}
+	return out, nil
+}
+
+// DecodeControllerMessage decodes a message from the controller (for
+// adapters): its type and the message itself.
+func DecodeControllerMessage(data []byte) (string, any, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", nil, jsonFieldError(err, "")
+	}
+	var v any
+	switch head.Type {
+	case "welcome":
+		v = new(Welcome)
+	case "reject":
+		v = new(Reject)
+	case "prepare_scenario":
+		v = new(PrepareScenario)
+	case "record_start":
+		v = new(RecordStart)
+	case "prepare_replay":
+		v = new(PrepareReplay)
+	case "start", "stop", "cancel":
+		v = new(OpMessage)
+	case "list_scenarios":
+		v = new(ListScenarios)
+	case "ping":
+		v = new(Ping)
+	case "error":
+		v = new(CappyError)
+	default:
+		return head.Type, nil, fieldErr("type", "unknown controller message type %q", head.Type)
+	}
+	// Adapters should tolerate fields a newer controller adds.
+	if err := json.Unmarshal(data, v); err != nil {
+		return head.Type, nil, jsonFieldError(err, "")
+	}
+	return head.Type, v, nil
+}
+
+// cappySchemaTypes are the adapter protocol's messages, for their schemas.
+var cappySchemaTypes = map[string]any{
+	"cappy-hello.json": Hello{}, "cappy-welcome.json": Welcome{}, "cappy-reject.json": Reject{},
+	"cappy-scenarios.json": Scenarios{}, "cappy-prepare-scenario.json": PrepareScenario{}, "cappy-record-start.json": RecordStart{},
+	"cappy-prepare-replay.json": PrepareReplay{}, "cappy-op.json": OpMessage{}, "cappy-list-scenarios.json": ListScenarios{},
+	"cappy-ping.json": Ping{}, "cappy-error.json": CappyError{}, "cappy-op-state.json": OpState{}, "cappy-event.json": Event{},
+	"cappy-completed.json": Completed{}, "cappy-failed.json": Failed{},
+}
+
+// cappySchemas generates the adapter protocol's schemas. Hello allows
+// additional properties (the protocol's tolerance); the rest are strict.
+func cappySchemas(r *jsonschema.Reflector) map[string]*jsonschema.Schema {
+	out := map[string]*jsonschema.Schema{}
+	for name, v := range cappySchemaTypes {
+		s := r.Reflect(v)
+		if name == "cappy-hello.json" {
+			s.AdditionalProperties = nil
+		}
+		out[name] = s
+	}
+	return out
+}
