@@ -191,11 +191,14 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		if e.Type == protocol.EventHandoffRequested {
 			return p.insert(e, pl.FromActorID, pl.ToActorID, string(pl.Status), false, 0, "")
 		}
-		if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
-			string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindHandoff), e.ID); err != nil {
-			return err
+		// The first response to a requested handoff decides it; later ones
+		// (two agents answering at once) change nothing.
+		res, err := p.tx.ExecContext(p.ctx, "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?",
+			string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindHandoff), e.ID, string(protocol.HandoffRequested))
+		if err != nil {
+			return fmt.Errorf("project: %w", err)
 		}
-		if pl.Status != protocol.HandoffAccepted {
+		if n, _ := res.RowsAffected(); n == 0 || pl.Status != protocol.HandoffAccepted {
 			return nil
 		}
 		// An accepted handoff moves its claims to the accepting actor.

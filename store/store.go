@@ -331,6 +331,49 @@ CREATE TABLE proj_claim_patterns (
 	PRIMARY KEY (ws, prefix, id, pattern)
 ) WITHOUT ROWID;
 `,
+	// 3: captures: every operation the Cappy controller ran, its events as
+	// they arrived, and the replays it stores.
+	`
+CREATE TABLE captures (
+	op           TEXT PRIMARY KEY,
+	kind         TEXT NOT NULL, -- scenario, recording, replay
+	scenario     TEXT NOT NULL DEFAULT '',
+	parameters   TEXT NOT NULL DEFAULT '{}', -- JSON, after defaults
+	presentation TEXT NOT NULL DEFAULT '{}', -- JSON
+	status       TEXT NOT NULL,              -- preparing, running, stopping, completed, failed, cancelled
+	code         TEXT NOT NULL DEFAULT '',
+	message      TEXT NOT NULL DEFAULT '',
+	game         TEXT NOT NULL DEFAULT '',
+	adapter      TEXT NOT NULL DEFAULT '',
+	build        TEXT NOT NULL DEFAULT '',
+	replay_sha   TEXT NOT NULL DEFAULT '', -- a recording's replay, or the replay a replay played
+	replay_of    TEXT NOT NULL DEFAULT '', -- a replay's original recording op
+	events       INTEGER NOT NULL DEFAULT 0,
+	last_t       REAL NOT NULL DEFAULT 0,
+	created_us   INTEGER NOT NULL,
+	started_us   INTEGER NOT NULL DEFAULT 0,
+	ended_us     INTEGER NOT NULL DEFAULT 0,
+	summary      TEXT NOT NULL DEFAULT '' -- JSON, e.g. a replay's divergence check
+);
+CREATE INDEX captures_by_time ON captures (created_us);
+CREATE TABLE capture_events (
+	op          TEXT NOT NULL,
+	seq         INTEGER NOT NULL, -- receipt order, from 1
+	t           REAL NOT NULL,
+	event       TEXT NOT NULL,
+	duration_ms REAL,
+	payload     BLOB, -- JSON object as the adapter sent it
+	received_us INTEGER NOT NULL,
+	PRIMARY KEY (op, seq)
+) WITHOUT ROWID;
+CREATE TABLE replays (
+	sha256     TEXT PRIMARY KEY,
+	bytes      INTEGER NOT NULL,
+	format     TEXT NOT NULL DEFAULT '',
+	path       TEXT NOT NULL, -- the read-only copy in the content-addressed store
+	created_us INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -134,7 +134,11 @@ func (c *Coordinator) describe(ctx context.Context, e *protocol.Envelope) NewsIt
 		}
 		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, status, p.ExpiresAt.Format(time.Kitchen), line(p.Reason))
 	case *protocol.Handoff:
-		it.ForYou = p.ToActorID == me || (p.ToActorID == "" && p.FromActorID != me) || (e.Type == protocol.EventHandoffResponded && p.FromActorID == me)
+		if e.Type == protocol.EventHandoffRequested {
+			it.ForYou = p.ToActorID == me || (p.ToActorID == "" && p.FromActorID != me)
+		} else {
+			it.ForYou = p.FromActorID == me // the answer to my request
+		}
 		if e.Type == protocol.EventHandoffRequested {
 			to := p.ToActorID
 			if to == "" {

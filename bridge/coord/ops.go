@@ -97,6 +97,7 @@ type ClaimResult struct {
 // With renew set to one of this actor's active claims, it claims the same
 // patterns anew (for the new ttl) and, when granted, releases the old one.
 func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bool, reason string, ttl time.Duration, renew string) (*ClaimResult, error) {
+	var releasedFirst string
 	if renew != "" {
 		old, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, renew)
 		if err != nil {
@@ -115,6 +116,18 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		if reason == "" {
 			reason = oc.Reason
 		}
+		// At the active-claim limit the new lease would be denied: release
+		// the old one first (others may claim the paths in between).
+		held, err := c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.now()})
+		if err != nil {
+			return nil, err
+		}
+		if held >= store.MaxActiveClaims {
+			if _, err := c.release(ctx, renew, "renewing at the claim limit"); err != nil {
+				return nil, err
+			}
+			releasedFirst, renew = renew, ""
+		}
 	}
 	pats, err := NormalizePatterns(patterns)
 	if err != nil {
@@ -130,6 +143,9 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		return nil, err
 	}
 	res := &ClaimResult{Published: pub, Claim: cl, Status: "pending", Renewed: renew}
+	if releasedFirst != "" {
+		res.Renewed = releasedFirst
+	}
 	if pub.Acknowledged {
 		ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, cl.ID)
 		if err == nil {
@@ -170,7 +186,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 		if err != nil {
 			return nil, nil, err
 		}
-		claimIDs = claimIDs[:0]
+		claimIDs = nil
 		for _, e := range mine {
 			claimIDs = append(claimIDs, e.ID)
 		}

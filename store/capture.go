@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Capture is one operation of the Cappy controller.
+type Capture struct {
+	Op           string          `json:"op"`
+	Kind         string          `json:"kind"`
+	Scenario     string          `json:"scenario,omitempty"`
+	Parameters   json.RawMessage `json:"parameters,omitempty"`
+	Presentation json.RawMessage `json:"presentation,omitempty"`
+	Status       string          `json:"status"`
+	Code         string          `json:"code,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	Game         string          `json:"game,omitempty"`
+	Adapter      string          `json:"adapter,omitempty"`
+	Build        string          `json:"build,omitempty"`
+	ReplaySHA    string          `json:"replaySha256,omitempty"`
+	ReplayOf     string          `json:"replayOf,omitempty"`
+	Events       int64           `json:"events"`
+	LastT        float64         `json:"lastT"`
+	CreatedAt    time.Time       `json:"createdAt"`
+	StartedAt    *time.Time      `json:"startedAt,omitempty"`
+	EndedAt      *time.Time      `json:"endedAt,omitempty"`
+	Summary      json.RawMessage `json:"summary,omitempty"`
+}
+
+// CaptureEvent is one event of a capture.
+type CaptureEvent struct {
+	Seq        int64           `json:"seq"`
+	T          float64         `json:"t"`
+	Event      string          `json:"event"`
+	DurationMs *float64        `json:"durationMs,omitempty"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	ReceivedAt time.Time       `json:"receivedAt"`
+}
+
+// CreateCapture records a new operation.
+func (s *Store) CreateCapture(ctx context.Context, c *Capture) error {
+	params, pres := orJSON(c.Parameters, "{}"), orJSON(c.Presentation, "{}")
+	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("create capture: %w", err)
+	}
+	return nil
+}
+
+func orJSON(b json.RawMessage, def string) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(def)
+	}
+	return b
+}
+
+// CaptureUpdate changes a capture's state; zero fields are left alone.
+type CaptureUpdate struct {
+	Status    string
+	Code      string
+	Message   string
+	StartedAt time.Time
+	EndedAt   time.Time
+	ReplaySHA string
+	Summary   json.RawMessage
+}
+
+// UpdateCapture applies u.
+func (s *Store) UpdateCapture(ctx context.Context, op string, u CaptureUpdate) error {
+	sets, args := []string{}, []any{}
+	add := func(col string, v any) { sets, args = append(sets, col+" = ?"), append(args, v) }
+	if u.Status != "" {
+		add("status", u.Status)
+	}
+	if u.Code != "" {
+		add("code", u.Code)
+	}
+	if u.Message != "" {
+		add("message", u.Message)
+	}
+	if !u.StartedAt.IsZero() {
+		add("started_us", micros(u.StartedAt))
+	}
+	if !u.EndedAt.IsZero() {
+		add("ended_us", micros(u.EndedAt))
+	}
+	if u.ReplaySHA != "" {
+		add("replay_sha", u.ReplaySHA)
+	}
+	if len(u.Summary) > 0 {
+		add("summary", string(u.Summary))
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	_, err := s.w.ExecContext(ctx, "UPDATE captures SET "+strings.Join(sets, ", ")+" WHERE op = ?", append(args, op)...)
+	if err != nil {
+		return fmt.Errorf("update capture: %w", err)
+	}
+	return nil
+}
+
+// AppendEvents stores a batch of an operation's events in one commit and
+// moves its counters. Events arrive in seq order.
+func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("append events: %w", err)
+	}
+	defer tx.Rollback()
+	const chunk = 128
+	for len(events) > 0 {
+		n := min(len(events), chunk)
+		q := "INSERT INTO capture_events (op, seq, t, event, duration_ms, payload, received_us) VALUES " + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", n), ",")
+		args := make([]any, 0, n*7)
+		for _, e := range events[:n] {
+			var dur any
+			if e.DurationMs != nil {
+				dur = *e.DurationMs
+			}
+			var payload any
+			if len(e.Payload) > 0 {
+				payload = []byte(e.Payload)
+			}
+			args = append(args, op, e.Seq, e.T, e.Event, dur, payload, micros(e.ReceivedAt))
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+		last := events[n-1]
+		if _, err := tx.ExecContext(ctx, "UPDATE captures SET events = ?, last_t = ? WHERE op = ?", last.Seq, last.T, op); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+		events = events[n:]
+	}
+	return tx.Commit()
+}
+
+const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_t, created_us, started_us, ended_us, summary"
+
+func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
+	var c Capture
+	var params, pres, summary string
+	var created, started, ended int64
+	if err := row.Scan(&c.Op, &c.Kind, &c.Scenario, &params, &pres, &c.Status, &c.Code, &c.Message, &c.Game, &c.Adapter, &c.Build,
+		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastT, &created, &started, &ended, &summary); err != nil {
+		return nil, err
+	}
+	c.Parameters, c.Presentation = json.RawMessage(params), json.RawMessage(pres)
+	if summary != "" {
+		c.Summary = json.RawMessage(summary)
+	}
+	c.CreatedAt = fromMicros(created)
+	if started != 0 {
+		t := fromMicros(started)
+		c.StartedAt = &t
+	}
+	if ended != 0 {
+		t := fromMicros(ended)
+		c.EndedAt = &t
+	}
+	return &c, nil
+}
+
+// Capture reads one capture.
+func (s *Store) Capture(ctx context.Context, op string) (*Capture, error) {
+	c, err := scanCapture(s.r.QueryRowContext(ctx, "SELECT "+captureCols+" FROM captures WHERE op = ?", op))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("capture %q: %w", op, ErrNotFound)
+	}
+	return c, err
+}
+
+// Captures lists captures, newest first, created before `before` (zero: now).
+func (s *Store) Captures(ctx context.Context, kind string, before time.Time, limit int) ([]*Capture, error) {
+	if before.IsZero() {
+		before = time.Now().Add(time.Hour)
+	}
+	q := "SELECT " + captureCols + " FROM captures WHERE created_us < ?"
+	args := []any{micros(before)}
+	if kind != "" {
+		q, args = q+" AND kind = ?", append(args, kind)
+	}
+	rows, err := s.r.QueryContext(ctx, q+" ORDER BY created_us DESC LIMIT ?", append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("captures: %w", err)
+	}
+	defer rows.Close()
+	var out []*Capture
+	for rows.Next() {
+		c, err := scanCapture(rows)
+		if err != nil {
+			return nil, fmt.Errorf("captures: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// EventQuery selects events of a capture.
+type EventQuery struct {
+	Op       string
+	AfterSeq int64
+	Names    []string // only these event names
+	FromT    *float64 // only t >= FromT
+	ToT      *float64 // only t <= ToT
+	Limit    int
+}
+
+// Events reads a capture's events in seq order.
+func (s *Store) Events(ctx context.Context, q EventQuery) ([]CaptureEvent, error) {
+	where := []string{"op = ?", "seq > ?"}
+	args := []any{q.Op, q.AfterSeq}
+	if len(q.Names) > 0 {
+		where = append(where, "event IN (SELECT value FROM json_each(?))")
+		args = append(args, string(mustJSON(q.Names)))
+	}
+	if q.FromT != nil {
+		where, args = append(where, "t >= ?"), append(args, *q.FromT)
+	}
+	if q.ToT != nil {
+		where, args = append(where, "t <= ?"), append(args, *q.ToT)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.r.QueryContext(ctx, "SELECT seq, t, event, duration_ms, payload, received_us FROM capture_events WHERE "+strings.Join(where, " AND ")+" ORDER BY seq LIMIT ?", append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	defer rows.Close()
+	var out []CaptureEvent
+	for rows.Next() {
+		var e CaptureEvent
+		var dur sql.NullFloat64
+		var payload []byte
+		var us int64
+		if err := rows.Scan(&e.Seq, &e.T, &e.Event, &dur, &payload, &us); err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		if dur.Valid {
+			d := dur.Float64
+			e.DurationMs = &d
+		}
+		if len(payload) > 0 {
+			e.Payload = json.RawMessage(payload)
+		}
+		e.ReceivedAt = fromMicros(us)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Replay is a stored replay payload.
+type Replay struct {
+	SHA256    string
+	Bytes     int64
+	Format    string
+	Path      string
+	CreatedAt time.Time
+}
+
+// PutReplay records a replay stored at path (content-addressed by its hash).
+func (s *Store) PutReplay(ctx context.Context, r Replay) error {
+	_, err := s.w.ExecContext(ctx, "INSERT OR IGNORE INTO replays (sha256, bytes, format, path, created_us) VALUES (?, ?, ?, ?, ?)",
+		r.SHA256, r.Bytes, r.Format, r.Path, micros(r.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("put replay: %w", err)
+	}
+	return nil
+}
+
+// Replay reads a stored replay.
+func (s *Store) Replay(ctx context.Context, sha string) (*Replay, error) {
+	var r Replay
+	var us int64
+	err := s.r.QueryRowContext(ctx, "SELECT sha256, bytes, format, path, created_us FROM replays WHERE sha256 = ?", sha).Scan(&r.SHA256, &r.Bytes, &r.Format, &r.Path, &us)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("replay %s: %w", sha, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt = fromMicros(us)
+	return &r, nil
+}
