@@ -12,14 +12,14 @@ import (
 )
 
 // registry is every tool, as tools/list shows them.
-func registry() []tools.Tool { return Registry(nil, nil, Toolsets) }
+func registry() []tools.Tool { return Registry(nil, nil, nil, Toolsets) }
 
 // TestRegistry checks what every tool must have: a unique snake_case name,
 // a description, a title, all three behaviour hints, a strict input schema
 // and an output schema.
 func TestRegistry(t *testing.T) {
 	list := registry()
-	if len(list) < 13 {
+	if len(list) != 22 {
 		t.Fatalf("%d tools", len(list))
 	}
 	seen := map[string]bool{}
@@ -57,7 +57,8 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"workspace_status", "publish_intent", "claim", "release_claim", "check_conflicts", "request_handoff",
-		"respond_handoff", "create_task", "update_task", "list_tasks", "record_validation", "share_changes", "read_feed"} {
+		"respond_handoff", "create_task", "update_task", "list_tasks", "record_validation", "share_changes", "read_feed",
+		"capture_status", "list_scenarios", "run_scenario", "start_recording", "stop_recording", "replay", "cancel_capture", "get_capture", "list_captures"} {
 		if !seen[want] {
 			t.Errorf("missing tool %s", want)
 		}

@@ -23,12 +23,14 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/internal/ids"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 	"github.com/crosscode/crosscode-mcp/tools"
+	capturetools "github.com/crosscode/crosscode-mcp/tools/capture"
 	coordtools "github.com/crosscode/crosscode-mcp/tools/coord"
 )
 
@@ -47,8 +49,14 @@ type Config struct {
 	SessionRef string   // agent.sessionReference; see SessionReference
 	Actor      string   // actorId; default git user.email, else the OS user
 	Toolsets   []string // "coord", "capture"; default both
-	Version    string
-	Logger     *slog.Logger
+	// Capture: how to launch the game (split on spaces), the controller's
+	// loopback address, and the capture config file (default
+	// .crosscode/capture.json in the repository, if present).
+	GameCmd       string
+	CappyListen   string
+	CaptureConfig string
+	Version       string
+	Logger        *slog.Logger
 	// Getenv reads the environment (CLAUDE_CODE_SESSION_ID). Default os.Getenv.
 	Getenv func(string) string
 	// MaxLineBytes caps one JSON-RPC message on stdin. Default 8 MiB.
@@ -60,11 +68,12 @@ var Toolsets = []string{coordtools.Toolset, "capture"}
 
 // Server is an assembled MCP server with its coordination client.
 type Server struct {
-	MCP   *server.MCPServer
-	Coord *coord.Coordinator
-	Store *store.Store
-	Tools []tools.Tool
-	Repo  *gitx.Repo
+	MCP     *server.MCPServer
+	Coord   *coord.Coordinator
+	Store   *store.Store
+	Tools   []tools.Tool
+	Repo    *gitx.Repo
+	Capture *cappy.Service // nil without the capture toolset
 
 	cfg       Config
 	log       *slog.Logger
@@ -156,7 +165,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 	)
-	s.Tools = Registry(s.Coord, repo, cfg.Toolsets)
+	if slices.Contains(cfg.Toolsets, capturetools.Toolset) {
+		if s.Capture, err = startCapture(ctx, cfg, repo, dir, data); err != nil {
+			s.Coord.Close(ctx)
+			s.Store.Close()
+			return nil, err
+		}
+	}
+	s.Tools = Registry(s.Coord, repo, s.Capture, cfg.Toolsets)
 	for _, t := range s.Tools {
 		s.MCP.AddTool(t.Def, t.Handler)
 	}
@@ -164,12 +180,37 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 // Registry lists the tools of the given toolsets, in a stable order.
-func Registry(c *coord.Coordinator, repo *gitx.Repo, toolsets []string) []tools.Tool {
+func Registry(c *coord.Coordinator, repo *gitx.Repo, capture *cappy.Service, toolsets []string) []tools.Tool {
 	var list []tools.Tool
+	var validations capturetools.Validations
 	if slices.Contains(toolsets, coordtools.Toolset) {
 		list = append(list, coordtools.All(c, repo)...)
+		if c != nil {
+			validations = c
+		}
+	}
+	if slices.Contains(toolsets, capturetools.Toolset) {
+		list = append(list, capturetools.All(capture, validations)...)
 	}
 	return list
+}
+
+// startCapture loads the capture config and starts the Cappy controller.
+func startCapture(ctx context.Context, cfg Config, repo *gitx.Repo, dir, data string) (*cappy.Service, error) {
+	path, optional := cfg.CaptureConfig, false
+	top := dir
+	if repo != nil {
+		top = repo.Top
+	}
+	if path == "" {
+		path, optional = filepath.Join(top, ".crosscode", "capture.json"), true
+	}
+	cc, err := cappy.LoadConfig(path, optional)
+	if err != nil {
+		return nil, err
+	}
+	return cappy.NewService(ctx, cappy.ServiceConfig{Data: filepath.Join(data, "capture"), Config: cc, GameCommand: strings.Fields(cfg.GameCmd),
+		GameDir: top, Listen: cfg.CappyListen, Version: cfg.Version, Logger: cfg.Logger})
 }
 
 // agent is the identity stamped on envelopes, for a call with meta.
@@ -233,7 +274,11 @@ func (s *Server) learnClient(ctx context.Context, name string) {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return errors.Join(s.Coord.Close(ctx), s.Store.Close())
+	var cerr error
+	if s.Capture != nil {
+		cerr = s.Capture.Close()
+	}
+	return errors.Join(cerr, s.Coord.Close(ctx), s.Store.Close())
 }
 
 // Run serves MCP on stdin/stdout until ctx ends or stdin closes.

@@ -68,41 +68,42 @@ func schema[T any](output bool) json.RawMessage {
 	return b
 }
 
-// compact strips an output schema to its shape (types, properties, items,
-// enums): descriptions, formats and required lists cost context on every
-// tools/list and the results explain themselves. The top-level description
-// stays.
+// compact strips an output schema to its outline: the result's fields with
+// their types and enums, nested objects and lists by type only. tools/list
+// is read into every agent's context, and results explain themselves; the
+// tool descriptions say what matters.
 func compact(b []byte) []byte {
 	var v map[string]any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return b
 	}
-	var strip func(m map[string]any, top bool)
-	strip = func(m map[string]any, top bool) {
-		if !top {
-			delete(m, "description")
-		}
-		delete(m, "required")
-		delete(m, "format")
-		for _, key := range []string{"items", "additionalProperties"} {
-			if sub, ok := m[key].(map[string]any); ok {
-				strip(sub, false)
+	outline := func(m map[string]any) map[string]any {
+		o := map[string]any{}
+		for _, k := range []string{"type", "enum"} {
+			if x, ok := m[k]; ok {
+				o[k] = x
 			}
 		}
-		if props, ok := m["properties"].(map[string]any); ok {
-			for _, p := range props {
-				if sub, ok := p.(map[string]any); ok {
-					strip(sub, false)
-				}
-			}
-		}
+		return o
 	}
-	strip(v, true)
-	out, err := json.Marshal(v)
+	top := map[string]any{"type": "object"}
+	if d, ok := v["description"]; ok {
+		top["description"] = d
+	}
+	if props, ok := v["properties"].(map[string]any); ok {
+		out := map[string]any{}
+		for name, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				out[name] = outline(m)
+			}
+		}
+		top["properties"] = out
+	}
+	b2, err := json.Marshal(top)
 	if err != nil {
 		return b
 	}
-	return out
+	return b2
 }
 
 // Bind decodes a call's arguments into T strictly: unknown fields and

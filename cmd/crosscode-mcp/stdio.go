@@ -31,10 +31,9 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&cfg.SessionRef, "session-ref", env("CROSSCODE_SESSION_REF", ""), "agent.sessionReference [CROSSCODE_SESSION_REF] (default: the agent's own session id when it passes one, else a new id)")
 	fs.StringVar(&cfg.Actor, "actor", env("CROSSCODE_ACTOR", ""), "actorId [CROSSCODE_ACTOR] (default: git user.email, else the OS user)")
 	toolsets := fs.String("toolsets", "coord,capture", "tool groups to serve: coord, capture or both")
-	var gameCmd, cappyListen, captureConfig string
-	fs.StringVar(&gameCmd, "game-cmd", "", "how to launch the game for capture (default: from the capture config)")
-	fs.StringVar(&cappyListen, "cappy-listen", "127.0.0.1:0", "Cappy controller listen address (loopback only)")
-	fs.StringVar(&captureConfig, "capture-config", "", "capture config (default: .crosscode/capture.json in the repository)")
+	fs.StringVar(&cfg.GameCmd, "game-cmd", "", "how to launch the game for capture, e.g. \"godot --path .\" (default: game.command of the capture config)")
+	fs.StringVar(&cfg.CappyListen, "cappy-listen", "", "Cappy controller listen address, loopback only (default: the capture config's, else 127.0.0.1:0)")
+	fs.StringVar(&cfg.CaptureConfig, "capture-config", "", "capture config (default: .crosscode/capture.json in the repository, if present)")
 	verbose := fs.Bool("v", false, "debug logs on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err

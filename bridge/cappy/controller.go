@@ -1,0 +1,502 @@
+// Package cappy is the Cappy controller: a loopback WebSocket server that a
+// game's adapter connects to, authenticated by a per-launch token. It runs
+// one operation at a time (an authored scenario, a freeform recording or a
+// replay) through a strict state machine, stamps and stores every event as
+// it arrives, and keeps the adapter alive with pings.
+package cappy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Config configures a Controller.
+type Config struct {
+	// Listen is the loopback address to listen on. Default 127.0.0.1:0.
+	// Anything but a loopback address is refused.
+	Listen string
+	// Token is the session token adapters must present. Default: random.
+	Token string
+	// AllowedOrigins are Origin values (scheme://host[:port], or host
+	// patterns) allowed on upgrades; requests without Origin are allowed.
+	AllowedOrigins []string
+	// RequiredCapabilities are capabilities an adapter must advertise.
+	RequiredCapabilities []string
+	// Store keeps captures and replays. Required.
+	Store *store.Store
+	// ReplayDir is the content-addressed replay store. Required.
+	ReplayDir string
+	// Logger receives logs. Default: discard.
+	Logger *slog.Logger
+	// Version is reported in welcome.
+	Version string
+	// HelloTimeout (default 10s), PingEvery (2s) and PongTimeout (6s).
+	HelloTimeout, PingEvery, PongTimeout time.Duration
+}
+
+// Error is a failure an agent can act on, with its protocol code.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Controller is the Cappy controller.
+type Controller struct {
+	cfg      Config
+	log      *slog.Logger
+	st       *store.Store
+	l        net.Listener
+	srv      *http.Server
+	token    string
+	endpoint string
+
+	mu        sync.Mutex
+	conn      *adapterConn   // the connected adapter, if any
+	ready     chan struct{}  // closed once an adapter shook hands and sent its registry
+	op        *Operation     // the active operation, if any
+	finished  map[string]int // recently finished ops (late messages are ignored)
+	finishSeq int
+
+	wg     sync.WaitGroup
+	closed chan struct{}
+}
+
+// New listens on the loopback address and starts serving adapters.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Store == nil || cfg.ReplayDir == "" {
+		return nil, errors.New("cappy: Store and ReplayDir are required")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if err := checkLoopback(cfg.Listen); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = 10 * time.Second
+	}
+	if cfg.PingEvery <= 0 {
+		cfg.PingEvery = 2 * time.Second
+	}
+	if cfg.PongTimeout <= 0 {
+		cfg.PongTimeout = 6 * time.Second
+	}
+	if cfg.Token == "" {
+		var b [24]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		cfg.Token = hex.EncodeToString(b[:])
+	}
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("cappy: listen: %w", err)
+	}
+	c := &Controller{cfg: cfg, log: cfg.Logger, st: cfg.Store, l: l, token: cfg.Token, endpoint: "ws://" + l.Addr().String(),
+		ready: make(chan struct{}), finished: map[string]int{}, closed: make(chan struct{})}
+	c.srv = &http.Server{Handler: http.HandlerFunc(c.serveHTTP), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.srv.Serve(l) }()
+	return c, nil
+}
+
+// checkLoopback refuses any listen address that is not loopback.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("cappy: listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("cappy: refusing to listen on %q: the controller binds loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	return nil
+}
+
+// Endpoint is the WebSocket URL adapters connect to (CAPPY_ENDPOINT).
+func (c *Controller) Endpoint() string { return c.endpoint }
+
+// Token is the session token adapters present (CAPPY_SESSION_TOKEN).
+func (c *Controller) Token() string { return c.token }
+
+// Close fails the active operation, drops the adapter and stops listening.
+func (c *Controller) Close() error {
+	select {
+	case <-c.closed:
+		return nil
+	default:
+	}
+	close(c.closed)
+	c.mu.Lock()
+	conn := c.conn
+	op := c.op
+	c.mu.Unlock()
+	if op != nil {
+		c.finish(op, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "the controller shut down"})
+	}
+	if conn != nil {
+		conn.ws.Close(websocket.StatusGoingAway, "controller shutting down")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := c.srv.Shutdown(ctx)
+	c.wg.Wait()
+	return err
+}
+
+// Adapter describes the connected adapter.
+type Adapter struct {
+	Name, Version, Game, GameName, Build string
+	Capabilities                         []string
+	Scenarios                            []protocol.Scenario
+}
+
+// Connected returns the connected adapter, or nil.
+func (c *Controller) Connected() *Adapter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil || c.conn.scenarios == nil {
+		return nil
+	}
+	h := c.conn.hello
+	return &Adapter{Name: h.Adapter.Name, Version: h.Adapter.Version, Game: h.Game.ID, GameName: h.Game.Name, Build: h.Build,
+		Capabilities: slices.Clone(h.Capabilities), Scenarios: slices.Clone(c.conn.scenarios)}
+}
+
+// WaitAdapter waits until an adapter shook hands and sent its registry.
+func (c *Controller) WaitAdapter(ctx context.Context) (*Adapter, error) {
+	for {
+		c.mu.Lock()
+		ready := c.ready
+		c.mu.Unlock()
+		select {
+		case <-ready:
+			if a := c.Connected(); a != nil {
+				return a, nil
+			}
+			// Connected and gone again: wait for the next one.
+			time.Sleep(10 * time.Millisecond)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, errors.New("cappy: controller closed")
+		}
+	}
+}
+
+// Active is the running operation, or nil.
+func (c *Controller) Active() *Operation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.op
+}
+
+// adapterConn is one adapter's WebSocket.
+type adapterConn struct {
+	ws        *websocket.Conn
+	hello     *protocol.Hello
+	scenarios []protocol.Scenario // nil until the registry arrives
+	writeMu   sync.Mutex
+	lastPong  atomic.Int64 // unix nanoseconds
+	gone      chan struct{}
+}
+
+func (a *adapterConn) send(ctx context.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return a.ws.Write(wctx, websocket.MessageText, b)
+}
+
+// isLoopbackHost reports whether a Host header names this machine.
+func isLoopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (c *Controller) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	for _, o := range c.cfg.AllowedOrigins {
+		if strings.EqualFold(o, origin) || strings.EqualFold(o, u.Host) || strings.EqualFold(o, u.Hostname()) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveHTTP upgrades an adapter's connection after the Host and Origin
+// checks: a DNS-rebinding page has a foreign Host; a browser page has a
+// foreign Origin.
+func (c *Controller) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !isLoopbackHost(r.Host) {
+		http.Error(w, "cappy: Host must be a loopback name", http.StatusForbidden)
+		return
+	}
+	if !c.originAllowed(r.Header.Get("Origin")) {
+		http.Error(w, "cappy: Origin not allowed (see allowedOrigins in the capture config)", http.StatusForbidden)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(protocol.CappyMaxMessageBytes)
+	c.wg.Add(1)
+	defer c.wg.Done()
+	c.serveAdapter(ws)
+}
+
+// serveAdapter runs one adapter connection from its first frame on.
+func (c *Controller) serveAdapter(ws *websocket.Conn) {
+	defer ws.CloseNow()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	a := &adapterConn{ws: ws, gone: make(chan struct{})}
+	defer close(a.gone)
+	reject := func(code, msg string) {
+		a.send(ctx, protocol.Reject{Type: "reject", Code: code, Message: msg})
+		ws.Close(websocket.StatusPolicyViolation, code)
+	}
+	hctx, hcancel := context.WithTimeout(ctx, c.cfg.HelloTimeout)
+	typ, data, err := ws.Read(hctx)
+	hcancel()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		reject(protocol.CappyInvalidMessage, fmt.Sprintf("no hello within %s", c.cfg.HelloTimeout))
+		return
+	case err != nil:
+		return
+	case typ != websocket.MessageText:
+		reject(protocol.CappyInvalidMessage, "frames must be JSON text, not binary")
+		return
+	}
+	msg, err := protocol.DecodeAdapterMessage(data)
+	switch {
+	case err != nil:
+		reject(protocol.CappyInvalidMessage, "hello: "+err.Error())
+		return
+	case msg.Hello == nil:
+		reject(protocol.CappyInvalidMessage, fmt.Sprintf("the first message must be hello, not %q", msg.Type))
+		return
+	}
+	h := msg.Hello
+	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(c.token)) != 1 {
+		reject(protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)")
+		return
+	}
+	if h.Protocol.Min > protocol.CappyProtocolVersion || h.Protocol.Max < protocol.CappyProtocolVersion {
+		reject(protocol.CappyVersionIncompatible, fmt.Sprintf("the controller speaks protocol %d; the adapter %d..%d", protocol.CappyProtocolVersion, h.Protocol.Min, h.Protocol.Max))
+		return
+	}
+	for _, need := range c.cfg.RequiredCapabilities {
+		if !h.HasCapability(need) {
+			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q", need))
+			return
+		}
+	}
+	c.mu.Lock()
+	if c.conn != nil {
+		c.mu.Unlock()
+		reject(protocol.CappyOperationBusy, "another adapter is connected")
+		return
+	}
+	a.hello = h
+	a.lastPong.Store(time.Now().UnixNano())
+	c.conn = a
+	c.mu.Unlock()
+	c.log.Info("adapter connected", "adapter", h.Adapter.Name, "game", h.Game.ID, "capabilities", h.Capabilities)
+	defer c.disconnected(a)
+
+	if err := a.send(ctx, protocol.Welcome{Type: "welcome", Protocol: protocol.CappyProtocolVersion, Controller: protocol.NameVersion{Name: "cappy", Version: c.cfg.Version}}); err != nil {
+		return
+	}
+	go c.pinger(ctx, a)
+	for {
+		typ, data, err := ws.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited") {
+				c.violation(ctx, a, "", protocol.CappyInvalidMessage, fmt.Sprintf("a message over %d bytes", protocol.CappyMaxMessageBytes))
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			c.violation(ctx, a, "", protocol.CappyInvalidMessage, "a binary frame (messages are JSON text)")
+			continue
+		}
+		msg, err := protocol.DecodeAdapterMessage(data)
+		if err != nil {
+			c.violation(ctx, a, opOf(data), protocol.CappyInvalidMessage, err.Error())
+			continue
+		}
+		c.handle(ctx, a, msg)
+	}
+}
+
+// opOf digs the op out of a message that did not decode.
+func opOf(data []byte) string {
+	var v struct {
+		Op string `json:"op"`
+	}
+	json.Unmarshal(data, &v)
+	return v.Op
+}
+
+// disconnected fails the active operation and forgets the adapter.
+func (c *Controller) disconnected(a *adapterConn) {
+	c.mu.Lock()
+	if c.conn == a {
+		c.conn = nil
+		select {
+		case <-c.ready:
+			c.ready = make(chan struct{})
+		default:
+		}
+	}
+	op := c.op
+	c.mu.Unlock()
+	if op != nil {
+		c.finish(op, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "the adapter disconnected during the operation"})
+	}
+	c.log.Info("adapter disconnected", "adapter", a.hello.Adapter.Name)
+}
+
+// pinger pings every PingEvery and drops an adapter silent for PongTimeout.
+func (c *Controller) pinger(ctx context.Context, a *adapterConn) {
+	t := time.NewTicker(c.cfg.PingEvery)
+	defer t.Stop()
+	var n int
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.gone:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, a.lastPong.Load())) > c.cfg.PongTimeout {
+			c.mu.Lock()
+			op := c.op
+			c.mu.Unlock()
+			if op != nil {
+				c.finish(op, outcome{status: StatusFailed, code: protocol.CappyAdapterUnresponsive, message: fmt.Sprintf("no pong for %s", c.cfg.PongTimeout)})
+			}
+			a.ws.Close(websocket.StatusPolicyViolation, protocol.CappyAdapterUnresponsive)
+			return
+		}
+		n++
+		a.send(ctx, protocol.Ping{Type: "ping", Nonce: fmt.Sprintf("p%d", n)})
+	}
+}
+
+// violation tells the adapter what it did wrong and fails the active
+// operation when the message was about it (or named no operation).
+func (c *Controller) violation(ctx context.Context, a *adapterConn, op, code, msg string) {
+	c.log.Warn("adapter protocol violation", "code", code, "message", msg, "op", op)
+	a.send(ctx, protocol.CappyError{Type: "error", Code: code, Message: msg, Op: op})
+	c.mu.Lock()
+	active := c.op
+	_, late := c.finished[op]
+	c.mu.Unlock()
+	if active != nil && !late && (op == "" || op == active.ID) {
+		c.finish(active, outcome{status: StatusFailed, code: code, message: "the adapter sent " + msg})
+	}
+}
+
+// handle dispatches one decoded message.
+func (c *Controller) handle(ctx context.Context, a *adapterConn, m *protocol.AdapterMessage) {
+	switch {
+	case m.Pong != nil:
+		a.lastPong.Store(time.Now().UnixNano())
+		return
+	case m.Scenarios != nil:
+		c.mu.Lock()
+		first := a.scenarios == nil
+		a.scenarios = m.Scenarios.Scenarios
+		if a.scenarios == nil {
+			a.scenarios = []protocol.Scenario{}
+		}
+		if first && c.conn == a {
+			close(c.ready)
+		}
+		c.mu.Unlock()
+		return
+	case m.Hello != nil:
+		c.violation(ctx, a, "", protocol.CappyOutOfState, "a second hello")
+		return
+	}
+	// An operation message.
+	id := m.Op()
+	c.mu.Lock()
+	op := c.op
+	_, late := c.finished[id]
+	c.mu.Unlock()
+	if late {
+		// The operation ended (cancelled, timed out): what it still sends is moot.
+		a.send(ctx, protocol.CappyError{Type: "error", Code: protocol.CappyOutOfState, Message: "operation " + id + " is over", Op: id})
+		return
+	}
+	if op == nil || op.ID != id {
+		c.violation(ctx, a, "", protocol.CappyOutOfState, fmt.Sprintf("%s for operation %q, which is not the active one", m.Type, id))
+		return
+	}
+	op.handle(ctx, c, a, m)
+}

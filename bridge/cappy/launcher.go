@@ -1,0 +1,214 @@
+package cappy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Launcher starts the game with CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN,
+// keeps its output in a log, and stops it (and its children) on Stop.
+type Launcher struct {
+	Command []string
+	Dir     string
+	Env     map[string]string
+	LogPath string
+	// MaxLogBytes caps the log; past it, the log starts over (the previous
+	// one is kept as LogPath.1). Default 8 MiB.
+	MaxLogBytes int64
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	exitErr error
+	starts  int
+}
+
+// Running reports whether the game process is alive.
+func (l *Launcher) Running() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cmd == nil {
+		return false
+	}
+	select {
+	case <-l.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Info describes the game process.
+type LaunchInfo struct {
+	Command  []string
+	PID      int
+	Running  bool
+	Starts   int
+	LastExit string
+	LogPath  string
+}
+
+// Info reports the game process's state.
+func (l *Launcher) Info() LaunchInfo {
+	running := l.Running()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := LaunchInfo{Command: l.Command, Running: running, Starts: l.starts, LogPath: l.LogPath}
+	if l.cmd != nil && l.cmd.Process != nil {
+		in.PID = l.cmd.Process.Pid
+	}
+	if !running && l.cmd != nil && l.exitErr != nil {
+		in.LastExit = l.exitErr.Error()
+	} else if !running && l.cmd != nil {
+		in.LastExit = "exited"
+	}
+	return in
+}
+
+// Start launches the game unless it is running.
+func (l *Launcher) Start(endpoint, token string) error {
+	if len(l.Command) == 0 {
+		return errors.New("no game command: set game.command in .crosscode/capture.json or pass --game-cmd")
+	}
+	if l.Running() {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(l.LogPath), 0o700); err != nil {
+		return err
+	}
+	logw, err := newCappedLog(l.LogPath, l.MaxLogBytes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "--- %s: launching %q\n", time.Now().Format(time.RFC3339), l.Command)
+	cmd := exec.Command(l.Command[0], l.Command[1:]...)
+	cmd.Dir = l.Dir
+	cmd.Env = os.Environ()
+	for k, v := range l.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
+	cmd.Stdout, cmd.Stderr = logw, logw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Stop kills the whole group
+	if err := cmd.Start(); err != nil {
+		logw.Close()
+		return fmt.Errorf("launch %q: %w", l.Command[0], err)
+	}
+	l.cmd, l.exited, l.exitErr = cmd, make(chan struct{}), nil
+	l.starts++
+	exited := l.exited
+	go func() {
+		err := cmd.Wait()
+		fmt.Fprintf(logw, "--- %s: exited: %v\n", time.Now().Format(time.RFC3339), err)
+		logw.Close()
+		l.mu.Lock()
+		l.exitErr = err
+		l.mu.Unlock()
+		close(exited)
+	}()
+	return nil
+}
+
+// Stop terminates the game (its process group): SIGTERM, then SIGKILL
+// after grace.
+func (l *Launcher) Stop(grace time.Duration) {
+	l.mu.Lock()
+	cmd, exited := l.cmd, l.exited
+	l.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// Tail returns up to n bytes from the end of the game's log.
+func (l *Launcher) Tail(n int64) string {
+	f, err := os.Open(l.LogPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-n, 0)
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+		return ""
+	}
+	return string(b)
+}
+
+// cappedLog appends to a file and starts it over past max bytes.
+type cappedLog struct {
+	mu   sync.Mutex
+	path string
+	max  int64
+	f    *os.File
+	size int64
+}
+
+func newCappedLog(path string, max int64) (*cappedLog, error) {
+	if max <= 0 {
+		max = 8 << 20
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, _ := f.Stat()
+	return &cappedLog{path: path, max: max, f: f, size: fi.Size()}, nil
+}
+
+func (c *cappedLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return len(p), nil
+	}
+	if c.size+int64(len(p)) > c.max {
+		c.f.Close()
+		os.Rename(c.path, c.path+".1")
+		f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			c.f = nil
+			return len(p), nil
+		}
+		c.f, c.size = f, 0
+	}
+	n, err := c.f.Write(p)
+	c.size += int64(n)
+	return n, err
+}
+
+func (c *cappedLog) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return nil
+	}
+	err := c.f.Close()
+	c.f = nil
+	return err
+}

@@ -1,0 +1,478 @@
+package cappy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Operation kinds.
+const (
+	KindScenario  = "scenario"
+	KindRecording = "recording"
+	KindReplay    = "replay"
+)
+
+// Operation states; the last three are final.
+const (
+	StatusPreparing = "preparing" // waiting for ready
+	StatusStarting  = "starting"  // start sent, waiting for started
+	StatusRunning   = "running"
+	StatusStopping  = "stopping" // stop sent, waiting for completed
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Final reports whether status ends an operation.
+func Final(status string) bool {
+	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
+}
+
+// Operation is one scenario, recording or replay.
+type Operation struct {
+	ID           string
+	Kind         string
+	Scenario     string
+	Parameters   map[string]any
+	Presentation protocol.Presentation
+	Created      time.Time
+
+	mu        sync.Mutex
+	status    string
+	started   time.Time
+	seq       int64
+	lastT     float64
+	pending   []store.CaptureEvent // not yet stored
+	listeners map[int]func(store.CaptureEvent)
+	nextL     int
+	out       outcome
+	done      chan struct{}
+	timer     *time.Timer
+	flushMu   sync.Mutex
+}
+
+type outcome struct {
+	status, code, message string
+	replay                *store.Replay
+}
+
+// Outcome is how an operation ended (or stands).
+type Outcome struct {
+	Op        string
+	Kind      string
+	Status    string
+	Code      string
+	Message   string
+	Events    int64
+	LastT     float64
+	Replay    *store.Replay // a recording's stored replay
+	Started   time.Time
+	Duration  time.Duration
+	Scenario  string
+	TimeScale float64
+}
+
+// Status is the operation's current state.
+func (o *Operation) Status() Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := Outcome{Op: o.ID, Kind: o.Kind, Status: o.status, Code: o.out.code, Message: o.out.message, Events: o.seq, LastT: o.lastT,
+		Replay: o.out.replay, Started: o.started, Scenario: o.Scenario, TimeScale: o.Presentation.TimeScale()}
+	if !o.started.IsZero() {
+		out.Duration = time.Since(o.started)
+	}
+	return out
+}
+
+// Done is closed when the operation ends.
+func (o *Operation) Done() <-chan struct{} { return o.done }
+
+// Listen calls f for every event from now on (on the reading goroutine:
+// f must not block) until the returned func is called.
+func (o *Operation) Listen(f func(store.CaptureEvent)) (stop func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	id := o.nextL
+	o.nextL++
+	if o.listeners == nil {
+		o.listeners = map[int]func(store.CaptureEvent){}
+	}
+	o.listeners[id] = f
+	return func() {
+		o.mu.Lock()
+		delete(o.listeners, id)
+		o.mu.Unlock()
+	}
+}
+
+// Wait waits for the operation to end or ctx to end, and reports it.
+func (o *Operation) Wait(ctx context.Context) Outcome {
+	select {
+	case <-o.done:
+	case <-ctx.Done():
+	}
+	return o.Status()
+}
+
+// eventBuffer bounds what is held in memory: past it, the reader stores
+// before it reads on, which slows a too-fast adapter instead of growing.
+const eventBuffer = 2048
+
+// handle advances the state machine with one message about this operation.
+func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m *protocol.AdapterMessage) {
+	o.mu.Lock()
+	status := o.status
+	o.mu.Unlock()
+	outOfState := func() {
+		c.violation(ctx, a, o.ID, protocol.CappyOutOfState, fmt.Sprintf("%s while the operation is %s", m.Type, status))
+	}
+	switch {
+	case m.OpState != nil && m.Type == "ready":
+		if status != StatusPreparing {
+			outOfState()
+			return
+		}
+		o.setStatus(StatusStarting)
+		if err := a.send(ctx, protocol.OpMessage{Type: "start", Op: o.ID}); err != nil {
+			c.finish(o, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "could not send start: " + err.Error()})
+		}
+	case m.OpState != nil && m.Type == "started":
+		if status != StatusStarting {
+			outOfState()
+			return
+		}
+		now := time.Now()
+		o.mu.Lock()
+		o.status, o.started = StatusRunning, now
+		o.mu.Unlock()
+		c.st.UpdateCapture(ctx, o.ID, store.CaptureUpdate{Status: StatusRunning, StartedAt: now})
+	case m.Event != nil:
+		if status != StatusRunning && status != StatusStopping {
+			outOfState()
+			return
+		}
+		e := m.Event
+		o.mu.Lock()
+		if e.T < o.lastT {
+			last := o.lastT
+			o.mu.Unlock()
+			c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, fmt.Sprintf("an event whose t (%g) went back from %g", e.T, last))
+			return
+		}
+		o.seq++
+		ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: time.Now()}
+		o.lastT = e.T
+		o.pending = append(o.pending, ce)
+		full := len(o.pending) >= eventBuffer
+		listeners := make([]func(store.CaptureEvent), 0, len(o.listeners))
+		for _, f := range o.listeners {
+			listeners = append(listeners, f)
+		}
+		o.mu.Unlock()
+		for _, f := range listeners {
+			f(ce)
+		}
+		if full {
+			c.flush(ctx, o)
+		}
+	case m.Completed != nil:
+		if status != StatusRunning && status != StatusStopping {
+			// completed before started never counts as success.
+			c.violation(ctx, a, o.ID, protocol.CappyOutOfState, fmt.Sprintf("completed while the operation is %s (completed needs started first)", status))
+			return
+		}
+		out := outcome{status: StatusCompleted}
+		if o.Kind == KindRecording {
+			if m.Completed.Replay == nil {
+				c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, "a recording's completed without its replay")
+				return
+			}
+			rep, err := c.storeReplay(ctx, m.Completed.Replay)
+			if err != nil {
+				c.finish(o, outcome{status: StatusFailed, code: protocol.CappyReplayInvalid, message: err.Error()})
+				return
+			}
+			out.replay = rep
+		}
+		c.finish(o, out)
+	case m.Failed != nil:
+		c.finish(o, outcome{status: StatusFailed, code: m.Failed.Code, message: m.Failed.Message})
+	}
+}
+
+func (o *Operation) setStatus(s string) {
+	o.mu.Lock()
+	o.status = s
+	o.mu.Unlock()
+}
+
+// flush stores the operation's pending events.
+func (c *Controller) flush(ctx context.Context, o *Operation) {
+	o.flushMu.Lock()
+	defer o.flushMu.Unlock()
+	o.mu.Lock()
+	batch := o.pending
+	o.pending = nil
+	o.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	if err := c.st.AppendEvents(context.WithoutCancel(ctx), o.ID, batch); err != nil {
+		c.log.Error("store events", "op", o.ID, "err", err)
+	}
+}
+
+// flusher stores pending events every interval, so a long operation's
+// events reach the disk as they come.
+func (c *Controller) flusher(o *Operation) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.done:
+			return
+		case <-t.C:
+			c.flush(context.Background(), o)
+		}
+	}
+}
+
+// finish ends an operation once: it stores the rest of its events and its
+// outcome, then releases the controller for the next one.
+func (c *Controller) finish(o *Operation, out outcome) {
+	o.mu.Lock()
+	if Final(o.status) {
+		o.mu.Unlock()
+		return
+	}
+	o.status, o.out = out.status, out
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	o.mu.Unlock()
+	ctx := context.Background()
+	c.flush(ctx, o)
+	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now()}
+	if out.replay != nil {
+		u.ReplaySHA = out.replay.SHA256
+	}
+	if err := c.st.UpdateCapture(ctx, o.ID, u); err != nil {
+		c.log.Error("store outcome", "op", o.ID, "err", err)
+	}
+	c.mu.Lock()
+	if c.op == o {
+		c.op = nil
+	}
+	c.finishSeq++
+	c.finished[o.ID] = c.finishSeq
+	if len(c.finished) > 64 {
+		keys := make([]string, 0, len(c.finished))
+		for k := range c.finished {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return c.finished[keys[i]] < c.finished[keys[j]] })
+		for _, k := range keys[:len(keys)-32] {
+			delete(c.finished, k)
+		}
+	}
+	c.mu.Unlock()
+	close(o.done)
+	c.log.Info("operation ended", "op", o.ID, "kind", o.Kind, "status", out.status, "code", out.code)
+}
+
+// Request asks for an operation.
+type Request struct {
+	Kind         string
+	Scenario     string
+	Parameters   map[string]any
+	Presentation protocol.Presentation
+	Replay       *store.Replay // for replays
+	ReplayOf     string        // the recording a replay replays
+	Timeout      time.Duration // default 10 minutes
+}
+
+// Start begins an operation: it checks the request against the adapter
+// (capabilities, the scenario registry, parameters, presentation) before
+// anything is sent, records the capture, and sends the first message.
+func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
+	c.mu.Lock()
+	a := c.conn
+	busy := c.op
+	c.mu.Unlock()
+	if a == nil || a.scenarios == nil {
+		return nil, errorf(protocol.CappyAdapterDisconnected, "no adapter is connected")
+	}
+	if busy != nil {
+		return nil, errorf(protocol.CappyOperationBusy, "operation %s (%s) is %s; wait for it, stop it, or cancel_capture it", busy.ID, busy.Kind, busy.Status().Status)
+	}
+	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), done: make(chan struct{})}
+	if o.Presentation == nil {
+		o.Presentation = protocol.Presentation{}
+	}
+	if err := checkPresentation(a.hello, o.Presentation); err != nil {
+		return nil, err
+	}
+	var first any
+	switch r.Kind {
+	case KindScenario:
+		if !a.hello.HasCapability(protocol.CapScenarios) {
+			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapScenarios)
+		}
+		i := slices.IndexFunc(a.scenarios, func(s protocol.Scenario) bool { return s.ID == r.Scenario })
+		if i < 0 {
+			var names []string
+			for _, s := range a.scenarios {
+				names = append(names, s.ID)
+			}
+			return nil, errorf(protocol.CappyScenarioNotFound, "no scenario %q; the game has: %s", r.Scenario, strings.Join(names, ", "))
+		}
+		sc := a.scenarios[i]
+		for _, need := range sc.RequiredCapabilities {
+			if !a.hello.HasCapability(need) {
+				return nil, errorf(protocol.CappyCapabilityMissing, "scenario %q needs capability %q, which the adapter does not advertise", sc.ID, need)
+			}
+		}
+		params, err := protocol.ResolveParameters(&sc, r.Parameters)
+		if err != nil {
+			return nil, errorf(protocol.CappyInvalidParameters, "%v", err)
+		}
+		o.Parameters = params
+		first = protocol.PrepareScenario{Type: "prepare_scenario", Op: o.ID, Scenario: sc.ID, Parameters: params, Presentation: presentationOrNil(o.Presentation)}
+		o.status = StatusPreparing
+	case KindRecording:
+		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
+			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
+		}
+		first = protocol.RecordStart{Type: "record_start", Op: o.ID}
+		o.status = StatusStarting
+	case KindReplay:
+		if !a.hello.HasCapability(protocol.CapReplay) {
+			return nil, errorf(protocol.CappyReplayUnsupported, "the adapter does not advertise %q", protocol.CapReplay)
+		}
+		payload, err := c.replayPayload(r.Replay)
+		if err != nil {
+			return nil, err
+		}
+		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation)}
+		o.status = StatusPreparing
+	default:
+		return nil, fmt.Errorf("cappy: unknown operation kind %q", r.Kind)
+	}
+	params, _ := json.Marshal(o.Parameters)
+	pres, _ := json.Marshal(o.Presentation)
+	capt := &store.Capture{Op: o.ID, Kind: o.Kind, Scenario: o.Scenario, Parameters: params, Presentation: pres, Status: o.status,
+		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created}
+	if r.Replay != nil {
+		capt.ReplaySHA = r.Replay.SHA256
+	}
+	c.mu.Lock()
+	if c.op != nil || c.conn != a {
+		c.mu.Unlock()
+		return nil, errorf(protocol.CappyOperationBusy, "another operation started, or the adapter changed; try again")
+	}
+	c.op = o
+	c.mu.Unlock()
+	if err := c.st.CreateCapture(ctx, capt); err != nil {
+		c.mu.Lock()
+		c.op = nil
+		c.mu.Unlock()
+		return nil, err
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	o.mu.Lock()
+	o.timer = time.AfterFunc(timeout, func() {
+		c.abort(o, StatusFailed, protocol.CappyOperationTimeout, fmt.Sprintf("the operation outlived its timeout of %s", timeout))
+	})
+	o.mu.Unlock()
+	go c.flusher(o)
+	if err := a.send(ctx, first); err != nil {
+		c.finish(o, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "could not reach the adapter: " + err.Error()})
+	}
+	return o, nil
+}
+
+func presentationOrNil(p protocol.Presentation) protocol.Presentation {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
+
+// checkPresentation refuses what the adapter cannot show, before recording.
+func checkPresentation(h *protocol.Hello, p protocol.Presentation) error {
+	if v, ok := p["timeScale"]; ok {
+		f, isNum := v.(float64)
+		if !isNum || f < 0.1 || f > 4 {
+			return errorf(protocol.CappyPresentationRejected, "timeScale must be a number from 0.1 to 4")
+		}
+		if !h.HasCapability(protocol.CapTimeScale) {
+			return errorf(protocol.CappyCapabilityMissing, "timeScale needs capability %q, which the adapter does not advertise", protocol.CapTimeScale)
+		}
+	}
+	if v, ok := p["camera"]; ok {
+		if s, isStr := v.(string); !isStr || s == "" {
+			return errorf(protocol.CappyPresentationRejected, "camera must be a camera name")
+		}
+		if !h.HasCapability(protocol.CapAlternateCameras) {
+			return errorf(protocol.CappyCapabilityMissing, "camera needs capability %q, which the adapter does not advertise", protocol.CapAlternateCameras)
+		}
+	}
+	return nil
+}
+
+// Stop asks a running recording or replay to finish.
+func (c *Controller) Stop(ctx context.Context, o *Operation) error {
+	o.mu.Lock()
+	status := o.status
+	if o.Kind == KindScenario {
+		o.mu.Unlock()
+		return errorf(protocol.CappyOutOfState, "a scenario cannot be stopped, only cancelled")
+	}
+	if status != StatusRunning {
+		o.mu.Unlock()
+		return errorf(protocol.CappyOutOfState, "operation %s is %s, not running", o.ID, status)
+	}
+	o.status = StatusStopping
+	o.mu.Unlock()
+	c.mu.Lock()
+	a := c.conn
+	c.mu.Unlock()
+	if a == nil {
+		return errorf(protocol.CappyAdapterDisconnected, "no adapter is connected")
+	}
+	return a.send(ctx, protocol.OpMessage{Type: "stop", Op: o.ID})
+}
+
+// Cancel aborts an operation: the adapter is told, and the operation ends
+// cancelled at once (the adapter may stay silent).
+func (c *Controller) Cancel(o *Operation) {
+	c.abort(o, StatusCancelled, protocol.CappyOperationCancelled, "cancelled")
+}
+
+func (c *Controller) abort(o *Operation, status, code, msg string) {
+	if Final(o.Status().Status) {
+		return
+	}
+	c.mu.Lock()
+	a := c.conn
+	c.mu.Unlock()
+	if a != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a.send(ctx, protocol.OpMessage{Type: "cancel", Op: o.ID})
+		cancel()
+	}
+	c.finish(o, outcome{status: status, code: code, message: msg})
+}

@@ -1,0 +1,149 @@
+package cappy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Service is capture as the tools see it: the controller, the game it
+// launches on demand, the capture config, and the capture store.
+type Service struct {
+	Controller   *Controller
+	Launcher     *Launcher // nil when there is no game command
+	Config       *CaptureConfig
+	Store        *store.Store
+	log          *slog.Logger
+	endpointFile string
+}
+
+// ServiceConfig configures NewService.
+type ServiceConfig struct {
+	Data        string         // state dir: captures.db, replays/, game.log, cappy-endpoint.json
+	Config      *CaptureConfig // the capture config (may be empty)
+	GameCommand []string       // --game-cmd; overrides the config's
+	GameDir     string         // where the game runs by default (the repository)
+	Listen      string         // --cappy-listen; overrides the config's
+	Version     string
+	Logger      *slog.Logger
+	// Controller tuning, for tests; zero means the protocol's defaults.
+	HelloTimeout, PingEvery, PongTimeout time.Duration
+}
+
+// NewService opens the capture store and starts the controller.
+func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
+	if sc.Config == nil {
+		sc.Config = &CaptureConfig{}
+	}
+	st, err := store.Open(ctx, filepath.Join(sc.Data, "captures.db"), nil)
+	if err != nil {
+		return nil, err
+	}
+	listen := sc.Listen
+	if listen == "" {
+		listen = sc.Config.Listen
+	}
+	ctrl, err := New(Config{Listen: listen, AllowedOrigins: sc.Config.AllowedOrigins, RequiredCapabilities: sc.Config.RequiredCapabilities,
+		Store: st, ReplayDir: filepath.Join(sc.Data, "replays"), Logger: sc.Logger, Version: sc.Version,
+		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Service{Controller: ctrl, Config: sc.Config, Store: st, log: sc.Logger}
+	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)
+	if len(cmd) == 0 && sc.Config.Game != nil {
+		cmd, env = sc.Config.Game.Command, sc.Config.Game.Env
+		if sc.Config.Game.Cwd != "" {
+			dir = sc.Config.Game.Cwd
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(sc.GameDir, dir)
+			}
+		}
+	}
+	if len(cmd) > 0 {
+		s.Launcher = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: filepath.Join(sc.Data, "game.log")}
+	} else {
+		// The user starts the game: tell it where to connect.
+		s.endpointFile = filepath.Join(sc.Data, "cappy-endpoint.json")
+		b, _ := json.Marshal(map[string]string{"endpoint": ctrl.Endpoint(), "token": ctrl.Token()})
+		if err := os.WriteFile(s.endpointFile, b, 0o600); err != nil {
+			s.Close()
+			return nil, err
+		}
+		os.Chmod(s.endpointFile, 0o600)
+	}
+	return s, nil
+}
+
+// EndpointFile is where the endpoint and token were written for a game the
+// user starts themselves ("" when the controller launches the game).
+func (s *Service) EndpointFile() string { return s.endpointFile }
+
+// LaunchWait is how long launching the game may take to its registry.
+const LaunchWait = 30 * time.Second
+
+// EnsureAdapter returns the connected adapter, launching the game (again)
+// when none is connected, and waiting up to LaunchWait for its handshake
+// and scenario registry.
+func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
+	if a := s.Controller.Connected(); a != nil {
+		return a, nil
+	}
+	if s.Launcher == nil {
+		return nil, errorf(protocol.CappyAdapterDisconnected,
+			"no game is connected and none is configured to launch: set game.command in .crosscode/capture.json or pass --game-cmd, or start the game yourself with CAPPY_ENDPOINT=%s and the token in %s",
+			s.Controller.Endpoint(), s.endpointFile)
+	}
+	if err := s.Launcher.Start(s.Controller.Endpoint(), s.Controller.Token()); err != nil {
+		return nil, errorf(protocol.CappyAdapterDisconnected, "%v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, LaunchWait)
+	defer cancel()
+	a, err := s.Controller.WaitAdapter(wctx)
+	if err != nil {
+		info := s.Launcher.Info()
+		why := fmt.Sprintf("the game did not connect within %s", LaunchWait)
+		if !info.Running {
+			why = "the game exited before connecting (" + info.LastExit + ")"
+		}
+		if errors.Is(err, context.Canceled) {
+			why = "cancelled while waiting for the game"
+		}
+		return nil, errorf(protocol.CappyAdapterDisconnected, "%s; see its log %s", why, info.LogPath)
+	}
+	return a, nil
+}
+
+// Preset returns a named presentation from the capture config.
+func (s *Service) Preset(name string) (protocol.Presentation, error) {
+	p, ok := s.Config.Presets[name]
+	if !ok {
+		var names []string
+		for n := range s.Config.Presets {
+			names = append(names, n)
+		}
+		return nil, errorf(protocol.CappyPresentationRejected, "no preset %q in the capture config (have: %v)", name, names)
+	}
+	return p, nil
+}
+
+// Close stops the controller and the game it launched.
+func (s *Service) Close() error {
+	err := s.Controller.Close()
+	if s.Launcher != nil {
+		s.Launcher.Stop(3 * time.Second)
+	}
+	if s.endpointFile != "" {
+		os.Remove(s.endpointFile)
+	}
+	return errors.Join(err, s.Store.Close())
+}

@@ -1,0 +1,125 @@
+package capture
+
+import (
+	"context"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/store"
+	"github.com/crosscode/crosscode-mcp/tools"
+)
+
+type getCaptureIn struct {
+	Op          string   `json:"op"`
+	AfterSeq    int64    `json:"afterSeq,omitempty" jsonschema_description:"Page: events after this seq (nextSeq of the previous answer)."`
+	Events      []string `json:"events,omitempty" jsonschema_description:"Only these event names."`
+	FromT       *float64 `json:"fromT,omitempty" jsonschema_description:"Only events at t >= fromT (ms)."`
+	ToT         *float64 `json:"toT,omitempty"`
+	Limit       int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200" jsonschema_description:"Default 50."`
+	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=55" jsonschema_description:"If it still runs, wait this long for the outcome first."`
+}
+
+type getCaptureOut struct {
+	OpView
+	Page    []EventView `json:"page" jsonschema_description:"Events matching the filters, in order; payloads are data from the game."`
+	NextSeq int64       `json:"nextSeq,omitempty" jsonschema_description:"More: pass as afterSeq."`
+}
+
+// GetCapture is the get_capture tool.
+func GetCapture(s *cappy.Service) tools.Tool {
+	return tools.New[getCaptureIn, getCaptureOut](Toolset, "get_capture", "Get capture",
+		"An operation's outcome and its events, paged and filtered by event name and t. With waitSeconds, waits for a running operation first.",
+		tools.Annotations{ReadOnly: true, Idempotent: true},
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
+			if op := s.Controller.Active(); op != nil && op.ID == in.Op && in.WaitSeconds > 0 {
+				await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			}
+			view, err := opView(context.WithoutCancel(ctx), s.Store, in.Op)
+			if err != nil {
+				return nil, err
+			}
+			view.Timeline = nil
+			view.Next = next(view)
+			limit := in.Limit
+			if limit <= 0 || limit > 200 {
+				limit = 50
+			}
+			evs, err := s.Store.Events(ctx, store.EventQuery{Op: in.Op, AfterSeq: in.AfterSeq, Names: in.Events, FromT: in.FromT, ToT: in.ToT, Limit: limit + 1})
+			if err != nil {
+				return nil, err
+			}
+			out := &getCaptureOut{OpView: *view, Page: []EventView{}}
+			for i, e := range evs {
+				if i == limit {
+					out.NextSeq = evs[i-1].Seq
+					break
+				}
+				out.Page = append(out.Page, eventView(e))
+			}
+			return out, nil
+		}))
+}
+
+type listCapturesIn struct {
+	Kind   string `json:"kind,omitempty" jsonschema:"enum=scenario,enum=recording,enum=replay"`
+	Before string `json:"before,omitempty" jsonschema_description:"Page: createdAt of the last capture of the previous answer."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=50" jsonschema_description:"Default 20."`
+}
+
+type captureItem struct {
+	Op        string    `json:"op"`
+	Kind      string    `json:"kind"`
+	Scenario  string    `json:"scenario,omitempty"`
+	Status    string    `json:"status"`
+	Code      string    `json:"code,omitempty"`
+	Events    int64     `json:"events"`
+	CreatedAt time.Time `json:"createdAt"`
+	ReplayOf  string    `json:"replayOf,omitempty"`
+	HasReplay bool      `json:"hasReplay,omitempty"`
+}
+
+type listCapturesOut struct {
+	Captures []captureItem `json:"captures"`
+}
+
+// ListCaptures is the list_captures tool.
+func ListCaptures(s *cappy.Service) tools.Tool {
+	return tools.New[listCapturesIn, listCapturesOut](Toolset, "list_captures", "List captures",
+		"Past scenarios, recordings and replays, newest first; kept across restarts.",
+		tools.Annotations{ReadOnly: true, Idempotent: true},
+		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in listCapturesIn) (*listCapturesOut, error) {
+			var before time.Time
+			if in.Before != "" {
+				t, err := time.Parse(time.RFC3339Nano, in.Before)
+				if err != nil {
+					return nil, inputErr("before must be an RFC 3339 time (a createdAt from the previous page)")
+				}
+				before = t
+			}
+			limit := in.Limit
+			if limit <= 0 || limit > 50 {
+				limit = 20
+			}
+			list, err := s.Store.Captures(ctx, in.Kind, before, limit)
+			if err != nil {
+				return nil, err
+			}
+			out := &listCapturesOut{Captures: []captureItem{}}
+			for _, c := range list {
+				out.Captures = append(out.Captures, captureItem{Op: c.Op, Kind: c.Kind, Scenario: c.Scenario, Status: c.Status, Code: c.Code,
+					Events: c.Events, CreatedAt: c.CreatedAt, ReplayOf: c.ReplayOf, HasReplay: c.Kind == cappy.KindRecording && c.ReplaySHA != ""})
+			}
+			return out, nil
+		}))
+}
+
+// All returns the capture tools over s; v publishes validations (nil
+// without the coordination toolset).
+func All(s *cappy.Service, v Validations) []tools.Tool {
+	return []tools.Tool{
+		CaptureStatus(s), ListScenarios(s), RunScenario(s, v), StartRecording(s), StopRecording(s),
+		Replay(s, v), CancelCapture(s), GetCapture(s), ListCaptures(s),
+	}
+}

@@ -1,0 +1,122 @@
+package capture
+
+import (
+	"context"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/tools"
+)
+
+type startRecordingIn struct {
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
+}
+
+// StartRecording is the start_recording tool.
+func StartRecording(s *cappy.Service) tools.Tool {
+	return tools.New[startRecordingIn, OpView](Toolset, "start_recording", "Start recording",
+		"Start a freeform recording of the game (the player plays; every event is captured). Returns once it runs; stop_recording ends it and stores the replay.",
+		tools.Annotations{},
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*OpView, error) {
+			if _, err := s.EnsureAdapter(ctx); err != nil {
+				return nil, err
+			}
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second})
+			if err != nil {
+				return nil, err
+			}
+			// Wait for started (or the end), briefly.
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				st := op.Status().Status
+				if st != cappy.StatusStarting {
+					break
+				}
+				select {
+				case <-op.Done():
+				case <-ctx.Done():
+					s.Controller.Cancel(op)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			view, err := opView(context.WithoutCancel(ctx), s.Store, op.ID)
+			if err != nil {
+				return nil, err
+			}
+			view.Next = "Recording as " + op.ID + ". Call stop_recording with this op to end it and store its replay."
+			if cappy.Final(view.Status) {
+				view.Next = next(view)
+			}
+			return view, nil
+		}))
+}
+
+type stopRecordingIn struct {
+	Op          string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
+	WaitSeconds int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
+}
+
+// StopRecording is the stop_recording tool.
+func StopRecording(s *cappy.Service) tools.Tool {
+	return tools.New[stopRecordingIn, OpView](Toolset, "stop_recording", "Stop recording",
+		"End a freeform recording; the game hands over its replay, which is verified and stored for replay.",
+		tools.Annotations{},
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in stopRecordingIn) (*OpView, error) {
+			op := s.Controller.Active()
+			if op == nil || op.ID != in.Op {
+				if v, err := opView(ctx, s.Store, in.Op); err == nil && cappy.Final(v.Status) {
+					v.Next = next(v)
+					return v, nil // already over
+				}
+				return nil, inputErr("operation %q is not the running recording; capture_status shows what runs", in.Op)
+			}
+			if op.Kind != cappy.KindRecording && op.Kind != cappy.KindReplay {
+				return nil, inputErr("operation %q is a %s; only recordings and replays stop (cancel_capture aborts)", in.Op, op.Kind)
+			}
+			if err := s.Controller.Stop(ctx, op); err != nil {
+				return nil, err
+			}
+			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			view, err := opView(context.WithoutCancel(ctx), s.Store, op.ID)
+			if err != nil {
+				return nil, err
+			}
+			view.Next = next(view)
+			if view.Status == cappy.StatusCompleted && view.Replay != nil {
+				view.Next = "Recorded. replay with op=" + op.ID + " plays it back and checks it reproduces the same events."
+			}
+			return view, nil
+		}))
+}
+
+type cancelCaptureIn struct {
+	Op string `json:"op,omitempty" jsonschema_description:"The operation to cancel; default the running one."`
+}
+
+// CancelCapture is the cancel_capture tool.
+func CancelCapture(s *cappy.Service) tools.Tool {
+	return tools.New[cancelCaptureIn, OpView](Toolset, "cancel_capture", "Cancel capture",
+		"Abort the running scenario, recording or replay; its events so far stay stored.",
+		tools.Annotations{Destructive: true, Idempotent: true},
+		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in cancelCaptureIn) (*OpView, error) {
+			op := s.Controller.Active()
+			if op == nil || (in.Op != "" && op.ID != in.Op) {
+				if in.Op != "" {
+					if v, err := opView(ctx, s.Store, in.Op); err == nil {
+						v.Next = "Nothing to cancel: it is " + v.Status + "."
+						return v, nil
+					}
+				}
+				return nil, inputErr("no operation is running")
+			}
+			s.Controller.Cancel(op)
+			view, err := opView(ctx, s.Store, op.ID)
+			if err != nil {
+				return nil, err
+			}
+			view.Next = "Cancelled."
+			return view, nil
+		}))
+}

@@ -1,0 +1,104 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/tools"
+)
+
+type replayIn struct {
+	Op             string                `json:"op" jsonschema_description:"The recording to play back (its op)."`
+	Preset         string                `json:"preset,omitempty"`
+	Presentation   protocol.Presentation `json:"presentation,omitempty" jsonschema_description:"timeScale, camera: only how it is shown changes."`
+	Compare        *bool                 `json:"compare,omitempty" jsonschema_description:"Check the replay's events against the recording's (default true)."`
+	ToleranceMs    float64               `json:"toleranceMs,omitempty" jsonschema:"minimum=0" jsonschema_description:"Allowed t difference in the recording's clock (default 50)."`
+	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55"`
+	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1"`
+	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome as a validation."`
+}
+
+type replayOut struct {
+	OpView
+	Of         string            `json:"of" jsonschema_description:"The recording replayed."`
+	Divergence *cappy.Divergence `json:"divergence,omitempty" jsonschema_description:"The first difference from the recording, or identical."`
+}
+
+// Replay is the replay tool.
+func Replay(s *cappy.Service, v Validations) tools.Tool {
+	return tools.New[replayIn, replayOut](Toolset, "replay", "Replay",
+		"Play a recording back, optionally at another timeScale or camera, and report the first divergence from the recording's event timeline (event, payload, or t beyond a tolerance).",
+		tools.Annotations{},
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in replayIn) (*replayOut, error) {
+			rec, err := s.Store.Capture(ctx, in.Op)
+			if err != nil {
+				return nil, err
+			}
+			if rec.Kind != cappy.KindRecording || rec.ReplaySHA == "" {
+				return nil, inputErr("operation %q is not a completed recording with a replay (it is a %s, %s)", in.Op, rec.Kind, rec.Status)
+			}
+			stored, err := s.Store.Replay(ctx, rec.ReplaySHA)
+			if err != nil {
+				return nil, err
+			}
+			pres, err := presentation(s, in.Preset, in.Presentation)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.EnsureAdapter(ctx); err != nil {
+				return nil, err
+			}
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres,
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second})
+			if err != nil {
+				return nil, err
+			}
+			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			bg := context.WithoutCancel(ctx)
+			view, err := opView(bg, s.Store, op.ID)
+			if err != nil {
+				return nil, err
+			}
+			out := &replayOut{OpView: *view, Of: rec.Op}
+			out.Next = next(view)
+			if view.Status == cappy.StatusCompleted && (in.Compare == nil || *in.Compare) {
+				tol := in.ToleranceMs
+				if tol <= 0 {
+					tol = 50
+				}
+				d, err := cappy.Compare(bg, s.Store, rec.Op, op.ID, pres.TimeScale(), tol)
+				if err != nil {
+					return nil, err
+				}
+				if d.Expected != nil {
+					e := eventView(*d.Expected)
+					d.Expected.Payload, d.Expected.Event = e.Payload, e.Event
+				}
+				if d.Actual != nil {
+					e := eventView(*d.Actual)
+					d.Actual.Payload, d.Actual.Event = e.Payload, e.Event
+				}
+				out.Divergence = d
+				if d.Identical {
+					out.Next = fmt.Sprintf("The replay reproduced the recording: %d events, identical.", d.Compared)
+				} else {
+					out.Next = fmt.Sprintf("The replay diverged at event %d (%s): the game is not deterministic there, or the code changed since the recording.", d.Index, d.Field)
+				}
+			}
+			if in.Publish {
+				status := view.Status
+				if out.Divergence != nil && !out.Divergence.Identical {
+					view.Status, view.Message = cappy.StatusFailed, "diverged from the recording at event "+fmt.Sprint(out.Divergence.Index)
+				}
+				publish(ctx, v, view, protocol.ValidationReplay, "replay of "+rec.Op)
+				view.Status = status
+				out.Next += " " + view.Next
+			}
+			return out, nil
+		}))
+}
