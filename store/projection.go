@@ -154,7 +154,13 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		if pl.ExpiresAt != nil {
 			exp = *pl.ExpiresAt
 		}
-		return p.insert(e, pl.ActorID, "", "active", false, micros(exp), "")
+		if err := p.supersedeIntents(pl.ActorID, pl.ReplicaID, e.ServerSequence, at); err != nil {
+			return err
+		}
+		if err := p.insert(e, pl.ActorID, "", "active", false, micros(exp), ""); err != nil {
+			return err
+		}
+		return p.index(e.ID, pl.Paths, at)
 	case *protocol.Claim:
 		if e.Type == protocol.EventClaimReleased {
 			if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
@@ -174,13 +180,7 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		if err := p.insert(e, pl.ActorID, "", ClaimActive, pl.Exclusive, micros(pl.ExpiresAt), ""); err != nil {
 			return err
 		}
-		for _, pat := range pl.Patterns {
-			if err := p.exec("INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)",
-				p.ws, glob.LiteralPrefix(pat), e.ID, pat); err != nil {
-				return err
-			}
-		}
-		return nil
+		return p.index(e.ID, pl.Patterns, at)
 	case *protocol.Task:
 		if e.Type == protocol.EventTaskUpdated {
 			return p.exec("UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
@@ -212,6 +212,69 @@ func (p *projector) apply(e *protocol.Envelope) error {
 	return fmt.Errorf("project: unknown payload %T", e.Payload)
 }
 
+// IntentSuperseded is the status of an intent replaced by a newer one of
+// the same actor and replica: an intent says what one agent does now.
+const IntentSuperseded = "superseded"
+
+// supersedeIntents retires the current intents of actor on replica.
+func (p *projector) supersedeIntents(actor, replica string, seq int64, at time.Time) error {
+	rows, err := p.tx.QueryContext(p.ctx, "SELECT id, body FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'", p.ws, kindCode(protocol.KindIntent), actor)
+	if err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	type old struct {
+		id    string
+		paths []string
+	}
+	var olds []old
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return fmt.Errorf("project: %w", err)
+		}
+		var in protocol.Intent
+		if json.Unmarshal(body, &in) == nil && in.ReplicaID == replica {
+			olds = append(olds, old{id, in.Paths})
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("project: %w", err)
+	}
+	for _, o := range olds {
+		if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?",
+			IntentSuperseded, seq, micros(at), p.ws, kindCode(protocol.KindIntent), o.id); err != nil {
+			return err
+		}
+		if err := p.exec("DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))",
+			p.ws, o.id, mustJSON(prefixes(o.paths))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// index records an active claim's or intent's patterns by literal prefix.
+// It first drops, under the same prefixes, the rows of claims and intents
+// that expired before `at`: operations apply in server order with
+// ingestedAt never going back, so no later lookup can need them, and the
+// prefixes in use stay small. Every replica drops the same rows.
+func (p *projector) index(id string, patterns []string, at time.Time) error {
+	for _, pat := range patterns {
+		prefix := glob.LiteralPrefix(pat)
+		if err := p.exec(`DELETE FROM proj_claim_patterns WHERE ws = ?1 AND prefix = ?2 AND EXISTS (
+			SELECT 1 FROM proj c WHERE c.ws = ?1 AND c.kind IN (?3, ?4) AND c.id = proj_claim_patterns.id AND c.expires_us > 0 AND c.expires_us <= ?5)`,
+			p.ws, prefix, kindCode(protocol.KindClaim), kindCode(protocol.KindIntent), micros(at)); err != nil {
+			return err
+		}
+		if err := p.exec("INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)", p.ws, prefix, id, pat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // arbitrate decides a new claim against the active claims at its ingest
 // time: denied when it overlaps an earlier active claim of another actor
 // and either of the two is exclusive, or when its actor already holds
@@ -241,10 +304,40 @@ type queryer interface {
 
 // overlappingClaims returns the claims active at `at`, of actors other than
 // skipActor, with a pattern that overlaps one of patterns and for which
-// keep returns true. It reads only the patterns whose literal prefix is an
-// ancestor or a descendant of a query pattern's: no other can overlap.
-func overlappingClaims(ctx context.Context, q2 queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
-	cands := map[string]*Conflict{}
+// keep returns true.
+func overlappingClaims(ctx context.Context, q queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
+	hits, err := overlapping(ctx, q, ws, protocol.KindClaim, ClaimActive, patterns, skipActor, at)
+	if err != nil {
+		return nil, err
+	}
+	var out []Conflict
+	for _, h := range hits {
+		var cl protocol.Claim
+		if err := json.Unmarshal(h.body, &cl); err != nil {
+			return nil, fmt.Errorf("claims: %w", err)
+		}
+		c := Conflict{ClaimID: h.id, Actor: h.actor, Patterns: cl.Patterns, Exclusive: h.exclusive, ExpiresAt: fromMicros(h.expiresUs)}
+		if keep == nil || keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// hit is one entity whose indexed patterns overlap a query.
+type hit struct {
+	id, actor string
+	exclusive bool
+	expiresUs int64
+	body      []byte
+}
+
+// overlapping returns the entities of kind in status, live at `at`, of
+// actors other than skipActor, with an indexed pattern overlapping one of
+// patterns, sorted by id. It reads only the patterns whose literal prefix
+// is an ancestor or a descendant of a query pattern's: no other can overlap.
+func overlapping(ctx context.Context, q queryer, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
+	cands := map[string]*hit{}
 	candPatterns := map[string][]string{}
 	for _, pat := range patterns {
 		lp := glob.LiteralPrefix(pat)
@@ -253,54 +346,44 @@ func overlappingClaims(ctx context.Context, q2 queryer, ws int64, patterns []str
 			WHERE p.ws = ? AND `
 		const rest = ` AND c.status = ? AND c.expires_us > ? AND c.actor != ?`
 		where, args := prefixConds(lp)
-		var q string
+		var qs string
 		var qargs []any
 		for i, w := range where {
 			if i > 0 {
-				q += " UNION ALL "
+				qs += " UNION ALL "
 			}
-			q += sel + w + rest
-			qargs = append(qargs, kindCode(protocol.KindClaim), ws)
+			qs += sel + w + rest
+			qargs = append(qargs, kindCode(kind), ws)
 			qargs = append(qargs, args[i]...)
-			qargs = append(qargs, ClaimActive, micros(at), skipActor)
+			qargs = append(qargs, status, micros(at), skipActor)
 		}
-		rows, err := q2.QueryContext(ctx, q, qargs...)
+		rows, err := q.QueryContext(ctx, qs, qargs...)
 		if err != nil {
-			return nil, fmt.Errorf("claims: %w", err)
+			return nil, fmt.Errorf("overlaps: %w", err)
 		}
 		for rows.Next() {
-			var id, actor, pattern string
-			var excl bool
-			var exp int64
-			var body []byte
-			if err := rows.Scan(&id, &actor, &excl, &exp, &body, &pattern); err != nil {
+			var h hit
+			var pattern string
+			if err := rows.Scan(&h.id, &h.actor, &h.exclusive, &h.expiresUs, &h.body, &pattern); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("claims: %w", err)
+				return nil, fmt.Errorf("overlaps: %w", err)
 			}
-			if _, ok := cands[id]; !ok {
-				var cl protocol.Claim
-				if err := json.Unmarshal(body, &cl); err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("claims: %w", err)
-				}
-				cands[id] = &Conflict{ClaimID: id, Actor: actor, Patterns: cl.Patterns, Exclusive: excl, ExpiresAt: fromMicros(exp)}
+			if _, ok := cands[h.id]; !ok {
+				cands[h.id] = &h
 			}
-			candPatterns[id] = append(candPatterns[id], pattern)
+			candPatterns[h.id] = append(candPatterns[h.id], pattern)
 		}
 		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("claims: %w", err)
+			return nil, fmt.Errorf("overlaps: %w", err)
 		}
 	}
-	var out []Conflict
-	for id, c := range cands {
-		if keep != nil && !keep(*c) {
-			continue
-		}
+	var out []hit
+	for id, h := range cands {
 		if glob.OverlapAny(patterns, candPatterns[id]) {
-			out = append(out, *c)
+			out = append(out, *h)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ClaimID < out[j].ClaimID })
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out, nil
 }
 

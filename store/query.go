@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/glob"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -166,16 +165,21 @@ func (s *Store) ConflictingClaims(ctx context.Context, workspace string, pattern
 // OverlappingIntents returns the intents current at `at`, of actors other
 // than skipActor, whose paths overlap patterns.
 func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
-	list, err := s.Entities(ctx, EntityQuery{Workspace: workspace, Kind: protocol.KindIntent, NotActor: skipActor, LiveAt: at, Limit: 10_000})
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := overlapping(ctx, s.r, ws, protocol.KindIntent, "active", patterns, skipActor, at)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Entity
-	for _, e := range list {
-		var in protocol.Intent
-		if json.Unmarshal(e.Body, &in) == nil && glob.OverlapAny(patterns, in.Paths) {
-			out = append(out, e)
+	for _, h := range hits {
+		e, err := s.Entity(ctx, workspace, protocol.KindIntent, h.id)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, e)
 	}
 	return out, nil
 }

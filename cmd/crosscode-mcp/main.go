@@ -64,6 +64,7 @@ Usage:
   crosscode-mcp guard install|uninstall|check
                                              optional pre-commit hook: refuse commits touching
                                              paths another agent claimed exclusively
+  crosscode-mcp demo-game                    the reference game adapter (reads CAPPY_ENDPOINT, CAPPY_SESSION_TOKEN)
   crosscode-mcp version                      print the version
 
 Run 'crosscode-mcp COMMAND -h' for a command's flags.
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runToken(ctx, args[1:], stdout, stderr)
 		case "guard":
 			return runGuard(ctx, args[1:], stdout, stderr)
+		case "demo-game":
+			return runDemoGame(ctx, args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, versionString())
 			return nil
