@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/internal/demogame"
+)
+
+// runDemoGame is `crosscode-mcp demo-game`: Demo Arena, the built-in
+// simulated game, as a Cappy adapter. Cappy launches it with
+// CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN set; it connects, publishes its
+// scenarios and serves operations until the controller closes the
+// connection or the process is interrupted.
+func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("crosscode-mcp demo-game", stderr)
+	verbose := fs.Bool("v", false, "log debug details")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: crosscode-mcp demo-game [-v]\n\n"+
+			"Runs Demo Arena, a simulated game, as a Cappy adapter. It reads CAPPY_ENDPOINT\n"+
+			"and CAPPY_SESSION_TOKEN, which Cappy sets when it launches the game.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{msg: fmt.Sprintf("demo-game: unexpected argument %q", fs.Arg(0))}
+	}
+	endpoint, token := os.Getenv("CAPPY_ENDPOINT"), os.Getenv("CAPPY_SESSION_TOKEN")
+	var missing []string
+	if endpoint == "" {
+		missing = append(missing, "CAPPY_ENDPOINT")
+	}
+	if token == "" {
+		missing = append(missing, "CAPPY_SESSION_TOKEN")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("demo-game: %s not set: Cappy sets CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN when it launches the game; "+
+			"to start it yourself, take both from the capture endpoint file (cappy-endpoint.json) in the data directory", strings.Join(missing, " and "))
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log.Info("demo-game: connecting", "endpoint", endpoint, "game", demogame.GameID)
+	err := adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: endpoint, Token: token, Logger: log})
+	if err != nil { // a *adapter.RejectError names the controller's code
+		return fmt.Errorf("demo-game: %w", err)
+	}
+	fmt.Fprintln(stdout, "demo-game: disconnected")
+	return nil
+}
