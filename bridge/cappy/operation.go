@@ -151,11 +151,12 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 			outOfState()
 			return
 		}
+		// Stored first: whoever sees the operation running finds it so in the store too.
 		now := time.Now()
+		c.st.UpdateCapture(ctx, o.ID, store.CaptureUpdate{Status: StatusRunning, StartedAt: now})
 		o.mu.Lock()
 		o.status, o.started = StatusRunning, now
 		o.mu.Unlock()
-		c.st.UpdateCapture(ctx, o.ID, store.CaptureUpdate{Status: StatusRunning, StartedAt: now})
 	case m.Event != nil:
 		if status != StatusRunning && status != StatusStopping {
 			outOfState()
@@ -299,6 +300,8 @@ type Request struct {
 	Replay       *store.Replay // for replays
 	ReplayOf     string        // the recording a replay replays
 	Timeout      time.Duration // default 10 minutes
+	// OnEvent, if set, listens from the first event on (see Operation.Listen).
+	OnEvent func(store.CaptureEvent)
 }
 
 // Start begins an operation: it checks the request against the adapter
@@ -316,6 +319,9 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		return nil, errorf(protocol.CappyOperationBusy, "operation %s (%s) is %s; wait for it, stop it, or cancel_capture it", busy.ID, busy.Kind, busy.Status().Status)
 	}
 	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), done: make(chan struct{})}
+	if r.OnEvent != nil {
+		o.Listen(r.OnEvent)
+	}
 	if o.Presentation == nil {
 		o.Presentation = protocol.Presentation{}
 	}

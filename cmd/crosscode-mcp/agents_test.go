@@ -82,6 +82,9 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	a.c = c
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if err := c.Start(ctx); err != nil { // wires notifications to OnNotification
+		t.Fatal(err)
+	}
 	req := mcpgo.InitializeRequest{}
 	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcpgo.Implementation{Name: o.clientName, Version: "1.0"}

@@ -204,35 +204,41 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 	return v, nil
 }
 
-// await waits for op up to wait, sending each event as an MCP progress
-// notification when the client asked for progress, and cancels the
-// operation if the tool call is cancelled.
-func await(ctx context.Context, req mcpgo.CallToolRequest, ctrl *cappy.Controller, op *cappy.Operation, wait time.Duration) {
-	var token any
-	if req.Params.Meta != nil {
-		token = req.Params.Meta.ProgressToken
+// progress returns a listener that sends each event as an MCP progress
+// notification (at most 50 a second) when the call asked for progress, or
+// nil.
+func progress(ctx context.Context, req mcpgo.CallToolRequest) func(store.CaptureEvent) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
 	}
-	if token != nil {
-		srv := server.ServerFromContext(ctx)
-		var mu sync.Mutex
-		var last time.Time
-		stop := op.Listen(func(e store.CaptureEvent) {
-			// One notification per event, at most 50 a second.
-			mu.Lock()
-			if time.Since(last) < 20*time.Millisecond {
-				mu.Unlock()
-				return
-			}
-			last = time.Now()
+	token := req.Params.Meta.ProgressToken
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	var last time.Time
+	return func(e store.CaptureEvent) {
+		mu.Lock()
+		if time.Since(last) < 20*time.Millisecond {
 			mu.Unlock()
-			if srv != nil {
-				srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-					"progressToken": token, "progress": e.Seq,
-					"message": fmt.Sprintf("%s at t=%gms", sanitize.Line(e.Event, 80), e.T),
-				})
-			}
+			return
+		}
+		last = time.Now()
+		mu.Unlock()
+		srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token, "progress": e.Seq,
+			"message": fmt.Sprintf("%s at t=%gms", sanitize.Line(e.Event, 80), e.T),
 		})
-		defer stop()
+	}
+}
+
+// await waits for op up to wait, sending events as progress notifications
+// (listen, unless the operation was started with the listener already),
+// and cancels the operation if the tool call is cancelled.
+func await(ctx context.Context, req mcpgo.CallToolRequest, ctrl *cappy.Controller, op *cappy.Operation, wait time.Duration, listen bool) {
+	if f := progress(ctx, req); f != nil && listen {
+		defer op.Listen(f)()
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()

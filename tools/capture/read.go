@@ -34,7 +34,7 @@ func GetCapture(s *cappy.Service) tools.Tool {
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
 			if op := s.Controller.Active(); op != nil && op.ID == in.Op && in.WaitSeconds > 0 {
-				await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+				await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds), true)
 			}
 			view, err := opView(context.WithoutCancel(ctx), s.Store, in.Op)
 			if err != nil {

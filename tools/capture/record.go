@@ -78,7 +78,7 @@ func StopRecording(s *cappy.Service) tools.Tool {
 			if err := s.Controller.Stop(ctx, op); err != nil {
 				return nil, err
 			}
-			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds), true)
 			view, err := opView(context.WithoutCancel(ctx), s.Store, op.ID)
 			if err != nil {
 				return nil, err

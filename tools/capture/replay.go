@@ -54,11 +54,11 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 				return nil, err
 			}
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: progress(ctx, req)})
 			if err != nil {
 				return nil, err
 			}
-			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds), false)
 			bg := context.WithoutCancel(ctx)
 			view, err := opView(bg, s.Store, op.ID)
 			if err != nil {

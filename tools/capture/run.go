@@ -57,11 +57,11 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 				return nil, err
 			}
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindScenario, Scenario: in.Scenario, Parameters: in.Parameters, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: progress(ctx, req)})
 			if err != nil {
 				return nil, err
 			}
-			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds))
+			await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds), false)
 			view, err := opView(context.WithoutCancel(ctx), s.Store, op.ID)
 			if err != nil {
 				return nil, err
