@@ -267,6 +267,18 @@ func (m *AdapterMessage) Op() string {
 // DecodeAdapterMessage decodes one message from an adapter: strictly,
 // except hello, which tolerates unknown fields.
 func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
+	// Fast path for the hot message, as the Go adapter library writes it:
+	// one strict pass instead of a peek at the type and then another.
+	if bytes.HasPrefix(data, eventPrefix) {
+		if e, ok := parseEventFast(data); ok {
+			return &AdapterMessage{Type: "event", Event: e}, checkEvent(e)
+		}
+		m := &AdapterMessage{Type: "event", Event: new(Event)}
+		if err := decodeStrict(data, m.Event, ""); err != nil {
+			return nil, err
+		}
+		return m, checkEvent(m.Event)
+	}
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -310,18 +322,7 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 		if err := decodeStrict(data, m.Event, ""); err != nil {
 			return nil, err
 		}
-		e := m.Event
-		c.id("op", e.Op, true)
-		c.text("event", e.Event, 256, true)
-		if e.T < 0 || math.IsNaN(e.T) || math.IsInf(e.T, 0) {
-			c.fail("t", "must be a non-negative number of milliseconds")
-		}
-		if e.DurationMs != nil && (*e.DurationMs < 0 || math.IsNaN(*e.DurationMs)) {
-			c.fail("durationMs", "must not be negative")
-		}
-		if len(e.Payload) > 0 && !bytes.HasPrefix(bytes.TrimSpace(e.Payload), []byte("{")) && string(bytes.TrimSpace(e.Payload)) != "null" {
-			c.fail("payload", "must be an object")
-		}
+		return m, checkEvent(m.Event)
 	case "completed":
 		m.Completed = new(Completed)
 		if err := decodeStrict(data, m.Completed, ""); err != nil {
@@ -353,6 +354,27 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 		return nil, fieldErr("type", "unknown adapter message type %q", head.Type)
 	}
 	return m, c.result()
+}
+
+var eventPrefix = []byte(`{"type":"event",`)
+
+func checkEvent(e *Event) error {
+	c := &checker{}
+	if e.Type != "event" {
+		c.fail("type", "must be \"event\"")
+	}
+	c.id("op", e.Op, true)
+	c.text("event", e.Event, 256, true)
+	if e.T < 0 || math.IsNaN(e.T) || math.IsInf(e.T, 0) {
+		c.fail("t", "must be a non-negative number of milliseconds")
+	}
+	if e.DurationMs != nil && (*e.DurationMs < 0 || math.IsNaN(*e.DurationMs)) {
+		c.fail("durationMs", "must not be negative")
+	}
+	if len(e.Payload) > 0 && !bytes.HasPrefix(bytes.TrimSpace(e.Payload), []byte("{")) && string(bytes.TrimSpace(e.Payload)) != "null" {
+		c.fail("payload", "must be an object")
+	}
+	return c.result()
 }
 
 // Validate checks a replay payload's shape (not its content).

@@ -114,3 +114,25 @@ func FuzzDecodeAdapterMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEventFastPath: the fast event parser agrees with the strict decoder
+// on everything it accepts.
+func FuzzEventFastPath(f *testing.F) {
+	f.Add([]byte(`{"type":"event","op":"op_1","t":350,"event":"SPELL_CAST","durationMs":120,"payload":{"spell":"fireball"}}`))
+	f.Add([]byte(`{"type":"event","op":"op_1","t":0,"event":"TICK"}`))
+	f.Add([]byte(`{"type":"event","op":"op_1","t":1e3,"event":"X","payload":{"a":[1,2,{"b":null}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := parseEventFast(data)
+		if !ok {
+			return
+		}
+		var strict Event
+		if err := decodeStrict(data, &strict, ""); err != nil {
+			t.Fatalf("fast path accepted what the strict decoder refuses: %v\n%s", err, data)
+		}
+		if fast.Op != strict.Op || fast.T != strict.T || fast.Event != strict.Event || string(fast.Payload) != string(strict.Payload) ||
+			(fast.DurationMs == nil) != (strict.DurationMs == nil) || (fast.DurationMs != nil && *fast.DurationMs != *strict.DurationMs) {
+			t.Fatalf("fast %+v strict %+v", fast, strict)
+		}
+	})
+}

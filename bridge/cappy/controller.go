@@ -6,6 +6,7 @@
 package cappy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -370,8 +371,14 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		return
 	}
 	go c.pinger(ctx, a)
+	var buf bytes.Buffer // reused: decoding copies what it keeps
 	for {
-		typ, data, err := ws.Read(ctx)
+		typ, r, err := ws.Reader(ctx)
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
+		data := buf.Bytes()
 		if err != nil {
 			if websocket.CloseStatus(err) == websocket.StatusMessageTooBig || strings.Contains(err.Error(), "read limited") {
 				c.violation(ctx, a, "", protocol.CappyInvalidMessage, fmt.Sprintf("a message over %d bytes", protocol.CappyMaxMessageBytes))

@@ -59,6 +59,7 @@ type Operation struct {
 	done      chan struct{}
 	timer     *time.Timer
 	flushMu   sync.Mutex
+	kick      chan struct{} // wakes the flusher
 }
 
 type outcome struct {
@@ -174,7 +175,7 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: time.Now()}
 		o.lastT = e.T
 		o.pending = append(o.pending, ce)
-		full := len(o.pending) >= eventBuffer
+		n := len(o.pending)
 		listeners := make([]func(store.CaptureEvent), 0, len(o.listeners))
 		for _, f := range o.listeners {
 			listeners = append(listeners, f)
@@ -183,8 +184,16 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		for _, f := range listeners {
 			f(ce)
 		}
-		if full {
+		switch {
+		case n >= 4*eventBuffer:
+			// The store fell behind: store here, which stops reading, which
+			// slows the adapter down instead of growing memory.
 			c.flush(ctx, o)
+		case n >= eventBuffer:
+			select { // the flusher stores them while reading goes on
+			case o.kick <- struct{}{}:
+			default:
+			}
 		}
 	case m.Completed != nil:
 		if status != StatusRunning && status != StatusStopping {
@@ -233,8 +242,9 @@ func (c *Controller) flush(ctx context.Context, o *Operation) {
 	}
 }
 
-// flusher stores pending events every interval, so a long operation's
-// events reach the disk as they come.
+// flusher stores pending events every 100 ms and whenever a buffer's worth
+// is pending, so a long operation's events reach the disk as they come,
+// while the reader goes on reading.
 func (c *Controller) flusher(o *Operation) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -243,8 +253,9 @@ func (c *Controller) flusher(o *Operation) {
 		case <-o.done:
 			return
 		case <-t.C:
-			c.flush(context.Background(), o)
+		case <-o.kick:
 		}
+		c.flush(context.Background(), o)
 	}
 }
 
@@ -311,14 +322,18 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	c.mu.Lock()
 	a := c.conn
 	busy := c.op
+	var scenarios []protocol.Scenario // read under c.mu: a new registry may arrive at any time
+	if a != nil {
+		scenarios = a.scenarios
+	}
 	c.mu.Unlock()
-	if a == nil || a.scenarios == nil {
+	if a == nil || scenarios == nil {
 		return nil, errorf(protocol.CappyAdapterDisconnected, "no adapter is connected")
 	}
 	if busy != nil {
 		return nil, errorf(protocol.CappyOperationBusy, "operation %s (%s) is %s; wait for it, stop it, or cancel_capture it", busy.ID, busy.Kind, busy.Status().Status)
 	}
-	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), done: make(chan struct{})}
+	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r.OnEvent != nil {
 		o.Listen(r.OnEvent)
 	}
@@ -334,15 +349,15 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		if !a.hello.HasCapability(protocol.CapScenarios) {
 			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapScenarios)
 		}
-		i := slices.IndexFunc(a.scenarios, func(s protocol.Scenario) bool { return s.ID == r.Scenario })
+		i := slices.IndexFunc(scenarios, func(s protocol.Scenario) bool { return s.ID == r.Scenario })
 		if i < 0 {
 			var names []string
-			for _, s := range a.scenarios {
+			for _, s := range scenarios {
 				names = append(names, s.ID)
 			}
 			return nil, errorf(protocol.CappyScenarioNotFound, "no scenario %q; the game has: %s", r.Scenario, strings.Join(names, ", "))
 		}
-		sc := a.scenarios[i]
+		sc := scenarios[i]
 		for _, need := range sc.RequiredCapabilities {
 			if !a.hello.HasCapability(need) {
 				return nil, errorf(protocol.CappyCapabilityMissing, "scenario %q needs capability %q, which the adapter does not advertise", sc.ID, need)
