@@ -3,6 +3,8 @@ package capture
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -68,7 +70,7 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 			}
 			view.Next = next(view)
 			if in.Publish {
-				publish(ctx, v, view, protocol.ValidationScenario, fmt.Sprintf("scenario %s %v", in.Scenario, op.Parameters))
+				publish(ctx, v, view, protocol.ValidationScenario, in.Scenario+formatParams(op.Parameters))
 			}
 			return view, nil
 		}))
@@ -91,4 +93,18 @@ func publish(ctx context.Context, v Validations, view *OpView, kind protocol.Val
 		return
 	}
 	view.Next += " Published as a validation."
+}
+
+// formatParams renders parameters as " k=v k=v", sorted.
+func formatParams(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%v", k, p[k])
+	}
+	return b.String()
 }
