@@ -209,7 +209,7 @@ func startCapture(ctx context.Context, cfg Config, repo *gitx.Repo, dir, data st
 	if err != nil {
 		return nil, err
 	}
-	return cappy.NewService(ctx, cappy.ServiceConfig{Data: filepath.Join(data, "capture"), Config: cc, GameCommand: strings.Fields(cfg.GameCmd),
+	return cappy.NewService(ctx, cappy.ServiceConfig{Data: filepath.Join(data, "capture"), EndpointFile: filepath.Join(data, "cappy-endpoint.json"), Config: cc, GameCommand: strings.Fields(cfg.GameCmd),
 		GameDir: top, Listen: cfg.CappyListen, Version: cfg.Version, Logger: cfg.Logger})
 }
 

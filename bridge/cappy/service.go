@@ -27,13 +27,16 @@ type Service struct {
 
 // ServiceConfig configures NewService.
 type ServiceConfig struct {
-	Data        string         // state dir: captures.db, replays/, game.log, cappy-endpoint.json
-	Config      *CaptureConfig // the capture config (may be empty)
-	GameCommand []string       // --game-cmd; overrides the config's
-	GameDir     string         // where the game runs by default (the repository)
-	Listen      string         // --cappy-listen; overrides the config's
-	Version     string
-	Logger      *slog.Logger
+	Data string // state dir: captures.db, replays/, game.log
+	// EndpointFile is where {endpoint, token} go when the user starts the
+	// game; default Data/cappy-endpoint.json.
+	EndpointFile string
+	Config       *CaptureConfig // the capture config (may be empty)
+	GameCommand  []string       // --game-cmd; overrides the config's
+	GameDir      string         // where the game runs by default (the repository)
+	Listen       string         // --cappy-listen; overrides the config's
+	Version      string
+	Logger       *slog.Logger
 	// Controller tuning, for tests; zero means the protocol's defaults.
 	HelloTimeout, PingEvery, PongTimeout time.Duration
 }
@@ -73,7 +76,10 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 		s.Launcher = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: filepath.Join(sc.Data, "game.log")}
 	} else {
 		// The user starts the game: tell it where to connect.
-		s.endpointFile = filepath.Join(sc.Data, "cappy-endpoint.json")
+		s.endpointFile = sc.EndpointFile
+		if s.endpointFile == "" {
+			s.endpointFile = filepath.Join(sc.Data, "cappy-endpoint.json")
+		}
 		b, _ := json.Marshal(map[string]string{"endpoint": ctrl.Endpoint(), "token": ctrl.Token()})
 		if err := os.WriteFile(s.endpointFile, b, 0o600); err != nil {
 			s.Close()

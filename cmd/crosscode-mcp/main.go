@@ -58,6 +58,8 @@ const usage = `crosscode-mcp: coordination and game capture for coding agents
 Usage:
   crosscode-mcp [flags]                      the stdio MCP server (what agents start)
   crosscode-mcp demo [--keep]                a tour: two agents coordinate, then play the demo game
+  crosscode-mcp doctor [server flags] [--json]
+                                             check a setup and say how to fix what breaks it
   crosscode-mcp serve --listen ADDR --data DIR
                                              the coordination service
   crosscode-mcp token create --workspace W [--data DIR] [--plan P]
@@ -80,6 +82,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runToken(ctx, args[1:], stdout, stderr)
 		case "guard":
 			return runGuard(ctx, args[1:], stdout, stderr)
+		case "doctor":
+			return runDoctor(ctx, args[1:], stdout, stderr)
 		case "demo":
 			return runDemo(ctx, args[1:], stdout, stderr)
 		case "demo-game":

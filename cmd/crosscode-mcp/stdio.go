@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,17 +12,16 @@ import (
 	"github.com/crosscode/crosscode-mcp/mcp"
 )
 
-// runStdio runs the stdio MCP server: what an agent starts from its MCP
-// config. Stdout carries MCP only; logs go to stderr.
-func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("crosscode-mcp", stderr)
+// serverFlags defines the stdio server's flags (each also readable from the
+// environment), shared with doctor so it checks the same setup.
+func serverFlags(fs *flag.FlagSet) (*mcp.Config, *string, *bool) {
 	env := func(name, def string) string {
 		if v := os.Getenv(name); v != "" {
 			return v
 		}
 		return def
 	}
-	var cfg mcp.Config
+	cfg := &mcp.Config{}
 	fs.StringVar(&cfg.Workspace, "workspace", env("CROSSCODE_WORKSPACE", ""), "workspace id [CROSSCODE_WORKSPACE] (default: the repository's top-level folder name)")
 	fs.StringVar(&cfg.Service, "service", env("CROSSCODE_SERVICE", ""), "coordination service base URL [CROSSCODE_SERVICE]; absent: local mode")
 	fs.StringVar(&cfg.Token, "token", env("CROSSCODE_TOKEN", ""), "access token for --service [CROSSCODE_TOKEN]")
@@ -35,6 +35,14 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&cfg.CappyListen, "cappy-listen", "", "Cappy controller listen address, loopback only (default: the capture config's, else 127.0.0.1:0)")
 	fs.StringVar(&cfg.CaptureConfig, "capture-config", "", "capture config (default: .crosscode/capture.json in the repository, if present)")
 	verbose := fs.Bool("v", false, "debug logs on stderr")
+	return cfg, toolsets, verbose
+}
+
+// runStdio runs the stdio MCP server: what an agent starts from its MCP
+// config. Stdout carries MCP only; logs go to stderr.
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("crosscode-mcp", stderr)
+	cfg, toolsets, verbose := serverFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,5 +60,5 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Version = versionString()
-	return mcp.Run(ctx, cfg, stdin, stdout)
+	return mcp.Run(ctx, *cfg, stdin, stdout)
 }

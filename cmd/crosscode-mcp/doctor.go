@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/internal/gitx"
+	"github.com/crosscode/crosscode-mcp/mcp"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Check is one doctor finding.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warn, fail
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// runDoctor checks, with the server's flags and config, what breaks real
+// setups, and says how to fix each. It exits 1 when a check fails.
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("crosscode-mcp doctor", stderr)
+	cfg, _, _ := serverFlags(fs)
+	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	checks := doctor(ctx, *cfg)
+	failed := false
+	for _, c := range checks {
+		failed = failed || c.Status == "fail"
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(map[string]any{"ok": !failed, "checks": checks}, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintln(stdout, "crosscode-mcp doctor")
+		mark := map[string]string{"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+		for _, c := range checks {
+			fmt.Fprintf(stdout, "  %s  %-20s %s\n", mark[c.Status], c.Name, c.Detail)
+			if c.Fix != "" && c.Status != "ok" {
+				fmt.Fprintf(stdout, "        fix: %s\n", c.Fix)
+			}
+		}
+	}
+	if failed {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// doctor runs every check in order; later ones use what earlier ones found.
+func doctor(ctx context.Context, cfg mcp.Config) []Check {
+	var out []Check
+	add := func(c Check) { out = append(out, c) }
+	dir := cfg.Repo
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+
+	// Git repository and worktree.
+	repo, err := gitx.Open(ctx, dir)
+	switch {
+	case errors.Is(err, gitx.ErrNotRepo):
+		repo = nil
+		add(Check{"git repository", "warn", dir + " is not in a git repository", "run the agent inside the repository it edits (or pass --repo); outside git, state is per folder and share_changes cannot work"})
+	case err != nil:
+		add(Check{"git repository", "fail", err.Error(), "is git installed and on PATH?"})
+	case repo.IsWorktree:
+		add(Check{"git repository", "ok", fmt.Sprintf("%s, a linked worktree of %s", repo.Top, filepath.Dir(repo.CommonDir)), ""})
+	default:
+		add(Check{"git repository", "ok", repo.Top, ""})
+	}
+	workspace := cfg.Workspace
+	if workspace == "" {
+		workspace = mcp.DefaultWorkspace(repo, dir)
+	}
+
+	// Data directory.
+	data := cfg.Data
+	if data == "" {
+		if data, err = mcp.DefaultData(repo, dir); err != nil {
+			add(Check{"data directory", "fail", err.Error(), "pass --data DIR"})
+			return out
+		}
+	}
+	out = append(out, checkDataDir(data))
+	if out[len(out)-1].Status == "fail" {
+		return out
+	}
+
+	// Workspace database.
+	dbPath := mcp.DatabasePath(data, cfg.Service, workspace)
+	var db *store.Store
+	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
+		add(Check{"workspace database", "ok", dbPath + " (created on first start)", ""})
+	} else if db, err = store.Open(ctx, dbPath, &store.Options{Projections: true}); err != nil {
+		add(Check{"workspace database", "fail", err.Error(), "if it is damaged, move it aside; local mode starts a fresh log (remote mode re-reads the service)"})
+	} else {
+		defer db.Close()
+		ok, err := db.IntegrityCheck(ctx)
+		v, _ := db.Version(ctx)
+		switch {
+		case err != nil || ok != "ok":
+			add(Check{"workspace database", "fail", fmt.Sprintf("%s: integrity check: %v %s", dbPath, err, ok), "move the file aside and restart; see the README's troubleshooting"})
+		default:
+			head, _ := db.Head(ctx, workspace)
+			add(Check{"workspace database", "ok", fmt.Sprintf("%s: healthy, schema %d, workspace %q at serverSequence %d", dbPath, v, workspace, head), ""})
+		}
+	}
+
+	// The coordination service.
+	if cfg.Service == "" {
+		add(Check{"coordination", "ok", "local mode: agents on this machine share " + dbPath, ""})
+	} else {
+		out = append(out, checkService(ctx, cfg, workspace, db)...)
+	}
+
+	// Capture.
+	top := dir
+	if repo != nil {
+		top = repo.Top
+	}
+	ccPath, optional := cfg.CaptureConfig, false
+	if ccPath == "" {
+		ccPath, optional = filepath.Join(top, ".crosscode", "capture.json"), true
+	}
+	cc, err := cappy.LoadConfig(ccPath, optional)
+	switch {
+	case err != nil:
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env}, listen, requiredCapabilities, presets, allowedOrigins"})
+		cc = &cappy.CaptureConfig{}
+	case optional && cc.Game == nil && cc.Presets == nil:
+		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
+	default:
+		add(Check{"capture config", "ok", ccPath, ""})
+	}
+	game := strings.Fields(cfg.GameCmd)
+	if len(game) == 0 && cc.Game != nil {
+		game = cc.Game.Command
+	}
+	if len(game) == 0 {
+		add(Check{"game command", "warn", "none: the capture tools wait for a game you start yourself", "set game.command in .crosscode/capture.json or pass --game-cmd; a game you start reads its endpoint from " + filepath.Join(data, "cappy-endpoint.json")})
+	} else if p, err := exec.LookPath(game[0]); err != nil {
+		add(Check{"game command", "fail", fmt.Sprintf("%q: %v", game[0], err), "install it, or give its full path in game.command / --game-cmd"})
+	} else {
+		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " "), ""})
+	}
+	listen := cfg.CappyListen
+	if listen == "" {
+		listen = cc.Listen
+	}
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	out = append(out, checkListen(listen))
+
+	// Identity.
+	actor, source := cfg.Actor, "--actor"
+	if actor == "" {
+		actor, source = mcp.DefaultActor(ctx, repo), "git user.email, else the OS user"
+	}
+	replica := "a new id, kept in the git dir"
+	rdir := data
+	if repo != nil {
+		rdir = repo.GitDir
+	}
+	if b, err := os.ReadFile(filepath.Join(rdir, "crosscode-replica")); err == nil {
+		replica = strings.TrimSpace(string(b))
+	}
+	provider := cfg.Provider
+	if provider == "" {
+		provider = "from the MCP client's name (claude-code, cursor, codex, opencode, devin-like, else unknown)"
+	} else if !protocol.Provider(provider).Valid() {
+		add(Check{"identity", "fail", fmt.Sprintf("--provider %q is not one of %v", provider, protocol.Providers), "drop --provider or use a listed value"})
+		return out
+	}
+	ref := "the agent's own session id (Claude Code's CLAUDE_CODE_SESSION_ID, OpenCode's sessionID), else a new id per session"
+	if cfg.SessionRef != "" {
+		ref = cfg.SessionRef
+	}
+	add(Check{"identity", "ok", fmt.Sprintf("actor %s (%s); replica %s; workspace %s; provider %s; session reference: %s", actor, source, replica, workspace, provider, ref), ""})
+	return out
+}
+
+// Filesystem magic numbers of network and FUSE filesystems, where SQLite's
+// locking (and so local mode) is not reliable.
+var networkFS = map[int64]string{0x6969: "NFS", 0xFF534D42: "CIFS", 0xFE534D42: "SMB2", 0x517B: "SMB", 0x65735546: "FUSE", 0x564c: "NCP", 0x01021997: "9P", 0x6B414653: "AFS", 0x47504653: "GPFS", 0x5346414F: "OpenAFS", 0x1badface: "CephFS", 0x0BD00BD0: "Lustre"}
+
+func checkDataDir(data string) Check {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return Check{"data directory", "fail", fmt.Sprintf("%s: %v", data, err), "pass --data with a directory you can write"}
+	}
+	f, err := os.CreateTemp(data, ".doctor-*")
+	if err != nil {
+		return Check{"data directory", "fail", fmt.Sprintf("%s is not writable: %v", data, err), "pass --data with a directory you can write"}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(data, &st); err == nil {
+		if name, ok := networkFS[int64(st.Type)]; ok {
+			return Check{"data directory", "fail", fmt.Sprintf("%s is on %s: SQLite's locks are unreliable there, and agents could corrupt the shared log", data, name), "pass --data with a directory on a local disk"}
+		}
+	}
+	return Check{"data directory", "ok", data + " (local disk, writable)", ""}
+}
+
+func checkListen(addr string) Check {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return Check{"cappy listen", "fail", fmt.Sprintf("%q: %v", addr, err), "use host:port, e.g. 127.0.0.1:0"}
+	}
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return Check{"cappy listen", "fail", addr + " is not a loopback address; the controller binds loopback only", "use 127.0.0.1:PORT (or 0 for any free port)"}
+	}
+	if port == "0" {
+		return Check{"cappy listen", "ok", addr + " (any free port)", ""}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return Check{"cappy listen", "fail", fmt.Sprintf("%s is taken: %v", addr, err), "stop what uses it, or use port 0"}
+	}
+	l.Close()
+	return Check{"cappy listen", "ok", addr + " is free", ""}
+}
+
+// checkService checks the service's reachability, the token, the
+// protocol, and the local cursor against its retention.
+func checkService(ctx context.Context, cfg mcp.Config, workspace string, db *store.Store) []Check {
+	client := &http.Client{Timeout: 5 * time.Second}
+	base := strings.TrimRight(cfg.Service, "/")
+	resp, err := client.Get(base + "/healthz")
+	if err != nil {
+		return []Check{{"coordination", "fail", fmt.Sprintf("%s is unreachable: %v", base, err), "is `crosscode-mcp serve` running there? Until it is, writes queue locally and land when it is back"}}
+	}
+	var health struct {
+		ProtocolVersion int `json:"protocolVersion"`
+	}
+	json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&health)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || health.ProtocolVersion < protocol.ProtocolVersion {
+		return []Check{{"coordination", "fail", fmt.Sprintf("%s answered /healthz with HTTP %d, protocolVersion %d; need %d", base, resp.StatusCode, health.ProtocolVersion, protocol.ProtocolVersion), "point --service at a crosscode coordination service of this version or newer"}}
+	}
+	if cfg.Token == "" {
+		return []Check{{"coordination", "fail", "--service without --token", "create one on the service host: crosscode-mcp token create --workspace " + workspace}}
+	}
+	cursor := int64(0)
+	if db != nil {
+		cursor, _ = db.Cursor(ctx, "remote:"+workspace)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/v1/events?protocolVersion=2&limit=1&afterSequence=%d&workspaceId=%s", base, cursor, url.QueryEscape(workspace)), nil)
+	req.Header.Set("Authorization", "Bearer "+cfg.Token)
+	resp, err = client.Do(req)
+	if err != nil {
+		return []Check{{"coordination", "fail", err.Error(), "check the network to " + base}}
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized:
+		return []Check{{"coordination", "fail", "the service does not know this token", "create one: crosscode-mcp token create --workspace " + workspace}}
+	case http.StatusForbidden:
+		return []Check{{"coordination", "fail", fmt.Sprintf("the token belongs to another workspace than %q", workspace), "pass --workspace with the token's workspace, or create a token for " + workspace}}
+	default:
+		return []Check{{"coordination", "fail", fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, body), ""}}
+	}
+	checks := []Check{{"coordination", "ok", fmt.Sprintf("%s reachable, token valid for workspace %q, protocol %d", base, workspace, health.ProtocolVersion), ""}}
+	page, err := protocol.DecodePageResponse(body)
+	switch {
+	case err != nil:
+		checks = append(checks, Check{"cursor", "fail", "unreadable page: " + err.Error(), ""})
+	case page.TooOld != nil:
+		checks = append(checks, Check{"cursor", "warn", fmt.Sprintf("this replica read up to serverSequence %d, but the service's retention (%g days) deleted history up to %d", cursor, page.TooOld.RetentionDays, page.TooOld.ResyncFrom),
+			"nothing to do: the next start resyncs from there and tells the agent; what it never read is lost (git stays the source of truth)"})
+	default:
+		checks = append(checks, Check{"cursor", "ok", fmt.Sprintf("serverSequence %d, within the service's history", cursor), ""})
+	}
+	return checks
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+type doctorReport struct {
+	OK     bool    `json:"ok"`
+	Checks []Check `json:"checks"`
+}
+
+// runDoctorJSON runs `doctor --json` with args and returns its report and
+// exit status.
+func runDoctorJSON(t *testing.T, args ...string) (doctorReport, int) {
+	t.Helper()
+	out, errOut, code := runCLI(t, append([]string{"doctor", "--json"}, args...)...)
+	var r doctorReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("doctor --json output: %v\n%s\n%s", err, out, errOut)
+	}
+	return r, code
+}
+
+func (r doctorReport) check(t *testing.T, name string) Check {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, r.Checks)
+	return Check{}
+}
+
+func TestDoctorHealthySetup(t *testing.T) {
+	repo := gitRepo(t)
+	r, code := runDoctorJSON(t, "--repo", repo, "--game-cmd", "git --version")
+	if code != 0 || !r.OK {
+		t.Fatalf("healthy setup fails: %d %+v", code, r.Checks)
+	}
+	for _, c := range r.Checks {
+		if c.Status != "ok" {
+			t.Errorf("%s: %s %s", c.Name, c.Status, c.Detail)
+		}
+	}
+	if id := r.check(t, "identity"); !strings.Contains(id.Detail, "workspace mygame") {
+		t.Errorf("identity: %s", id.Detail)
+	}
+	out, _, code := runCLI(t, "doctor", "--repo", repo, "--game-cmd", "git --version")
+	if code != 0 || !strings.Contains(out, "git repository") || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor: %d\n%s", code, out)
+	}
+}
+
+// Each broken setup is diagnosed by its check, with a fix, and fails the run.
+func TestDoctorDiagnoses(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cases := []struct {
+		name, check, want string
+		setup             func(t *testing.T, repo string) []string
+	}{
+		{"not a git repository (a warning)", "git repository", "not in a git repository", func(t *testing.T, _ string) []string {
+			return []string{"--repo", t.TempDir(), "--data", t.TempDir()}
+		}},
+		{"data dir not writable", "data directory", "", func(t *testing.T, repo string) []string {
+			file := filepath.Join(t.TempDir(), "file")
+			os.WriteFile(file, nil, 0o644)
+			return []string{"--repo", repo, "--data", filepath.Join(file, "sub")}
+		}},
+		{"damaged database", "workspace database", "", func(t *testing.T, repo string) []string {
+			data := t.TempDir()
+			os.WriteFile(filepath.Join(data, "workspace.db"), []byte(strings.Repeat("this is not a database. ", 200)), 0o644)
+			return []string{"--repo", repo, "--data", data}
+		}},
+		{"database from a newer version", "workspace database", "newer", func(t *testing.T, repo string) []string {
+			data := t.TempDir()
+			db, _ := sql.Open("sqlite", filepath.Join(data, "workspace.db"))
+			db.Exec("PRAGMA user_version = 99")
+			db.Close()
+			return []string{"--repo", repo, "--data", data}
+		}},
+		{"service unreachable", "coordination", "unreachable", func(t *testing.T, repo string) []string {
+			return []string{"--repo", repo, "--service", "http://127.0.0.1:1", "--token", "x"}
+		}},
+		{"bad token", "coordination", "does not know this token", func(t *testing.T, repo string) []string {
+			hub := t.TempDir()
+			createToken(t, hub, "mygame")
+			svc := startServe(t, hub)
+			return []string{"--repo", repo, "--service", svc.URL, "--token", "ccm_wrong"}
+		}},
+		{"token of another workspace", "coordination", "another workspace", func(t *testing.T, repo string) []string {
+			hub := t.TempDir()
+			tok := createToken(t, hub, "othergame")
+			svc := startServe(t, hub)
+			return []string{"--repo", repo, "--service", svc.URL, "--token", tok}
+		}},
+		{"invalid capture config", "capture config", "", func(t *testing.T, repo string) []string {
+			os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755)
+			os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(`{"game":{"command":[]},"colour":1}`), 0o644)
+			return []string{"--repo", repo}
+		}},
+		{"game command not found", "game command", "not found", func(t *testing.T, repo string) []string {
+			return []string{"--repo", repo, "--game-cmd", "no-such-game-xyz --fullscreen"}
+		}},
+		{"cappy port taken", "cappy listen", "taken", func(t *testing.T, repo string) []string {
+			return []string{"--repo", repo, "--cappy-listen", busy.Addr().String()}
+		}},
+		{"cappy on all interfaces", "cappy listen", "not a loopback", func(t *testing.T, repo string) []string {
+			return []string{"--repo", repo, "--cappy-listen", "0.0.0.0:0"}
+		}},
+		{"unknown provider", "identity", "not one of", func(t *testing.T, repo string) []string {
+			return []string{"--repo", repo, "--provider", "chatgpt"}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, code := runDoctorJSON(t, tc.setup(t, gitRepo(t))...)
+			c := r.check(t, tc.check)
+			wantStatus := "fail"
+			if strings.Contains(tc.name, "warning") {
+				wantStatus = "warn"
+			}
+			if c.Status != wantStatus || !strings.Contains(c.Detail, tc.want) || c.Fix == "" {
+				t.Fatalf("%s: %+v", tc.check, c)
+			}
+			if wantStatus == "fail" && (code != 1 || r.OK) {
+				t.Fatalf("a failed check must fail the run: exit %d ok %v", code, r.OK)
+			}
+		})
+	}
+}
+
+// The cursor check: a replica whose cursor points into deleted history is warned.
+func TestDoctorCursorTooOld(t *testing.T) {
+	hub := t.TempDir()
+	tok := createToken(t, hub, "mygame")
+	svc := startServe(t, hub, "--retention", "50ms", "--sweep-every", "20ms")
+	repo := gitRepo(t)
+	a := startAgent(t, "ada", agentOpts{clientName: "codex", dir: repo, args: []string{"--actor", "ada@example.com", "--service", svc.URL, "--token", tok, "--toolsets", "coord"}})
+	a.call("publish_intent", map[string]any{"summary": "x", "paths": []string{"a/**"}})
+	a.c.Close()
+	// Others log more; retention deletes everything old, including what this replica never read.
+	b := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: gitRepo(t), args: []string{"--actor", "bo@example.com", "--service", svc.URL, "--token", tok, "--toolsets", "coord"}})
+	for range 3 {
+		b.call("publish_intent", map[string]any{"summary": "more", "paths": []string{"b/**"}})
+	}
+	waitFor(t, "retention to pass ada's cursor", func() bool {
+		r, _ := runDoctorJSON(t, "--repo", repo, "--service", svc.URL, "--token", tok)
+		for _, ch := range r.Checks {
+			if ch.Name == "cursor" && ch.Status == "warn" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestDoctorNetworkFilesystems(t *testing.T) {
+	for magic, name := range map[int64]string{0x6969: "NFS", 0xFF534D42: "CIFS", 0x65735546: "FUSE"} {
+		if networkFS[magic] != name {
+			t.Errorf("%#x should be %s", magic, name)
+		}
+	}
+}
