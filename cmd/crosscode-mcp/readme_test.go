@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeCommands returns the command lines of the README's ```sh blocks.
+func readmeCommands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			in = true
+		case strings.HasPrefix(line, "```"):
+			in = false
+		case in && strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "#"):
+			cmds = append(cmds, strings.TrimSpace(line))
+		}
+	}
+	return cmds
+}
+
+// shellWords splits a command line like a shell would for these simple
+// commands (double quotes only).
+func shellWords(s string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`"[^"]*"|\S+`).FindAllString(s, -1) {
+		out = append(out, strings.Trim(m, `"`))
+	}
+	return out
+}
+
+// TestReadmeCommands runs every command of the README as written, with
+// `crosscode-mcp` on PATH being this build, so the README cannot rot. A
+// command the test does not know fails it: add how to run it here.
+func TestReadmeCommands(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\nCROSSCODE_MCP_TEST_MAIN=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "crosscode-mcp"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	run := func(t *testing.T, dir string, args []string, timeout time.Duration) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if args[0] == "crosscode-mcp" {
+			args = append([]string{filepath.Join(bin, "crosscode-mcp")}, args[1:]...)
+		}
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	seen := 0
+	for _, line := range readmeCommands(t) {
+		args := shellWords(line)
+		t.Run(line, func(t *testing.T) {
+			seen++
+			switch {
+			case line == "go test -race ./...":
+				t.Skip("this is the test command itself; CI runs it")
+			case line == "go install ./cmd/crosscode-mcp":
+				if out, err := run(t, filepath.Join("..", ".."), []string{"go", "build", "-o", filepath.Join(t.TempDir(), "crosscode-mcp"), "./cmd/crosscode-mcp"}, 2*time.Minute); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			case args[0] == "claude":
+				// No Claude Code here: check that what it would start parses.
+				i := strings.Index(line, "-- crosscode-mcp")
+				if i < 0 {
+					t.Fatalf("unexpected claude command %q", line)
+				}
+				fs := flag.NewFlagSet("x", flag.ContinueOnError)
+				fs.SetOutput(io.Discard)
+				serverFlags(fs)
+				if err := fs.Parse(shellWords(line[i+len("-- crosscode-mcp"):])); err != nil {
+					t.Fatalf("the server would refuse its flags: %v", err)
+				}
+			case args[0] != "crosscode-mcp":
+				t.Fatalf("the README runs %q: teach this test how to run it", line)
+			case args[1] == "serve":
+				dir := t.TempDir()
+				cmd := exec.Command(filepath.Join(bin, "crosscode-mcp"), args[1:]...)
+				cmd.Dir, cmd.Env = dir, append(os.Environ(), "PATH="+path)
+				stdout, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { cmd.Process.Kill(); cmd.Wait() }()
+				first, err := bufio.NewReader(stdout).ReadString('\n')
+				if err != nil || !strings.HasPrefix(first, "listening on http://127.0.0.1:") {
+					t.Fatalf("serve printed %q (%v)", first, err)
+				}
+			case len(args) > 1 && strings.HasPrefix(args[1], "--"):
+				// The stdio server itself: it must start and answer over MCP.
+				repo := gitRepo(t)
+				a := startAgent(t, "readme", agentOpts{clientName: "claude-code", dir: repo, args: args[1:], env: []string{"PATH=" + path}})
+				if sc := a.call("list_scenarios", nil); sc["game"] != "demo-arena" {
+					t.Fatalf("list_scenarios: %v", sc)
+				}
+			default:
+				dir := gitRepo(t)
+				out, err := run(t, dir, args, 90*time.Second)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			}
+		})
+	}
+	if seen < 8 && !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
+		t.Fatalf("found %d README commands; the extraction is broken", seen)
+	}
+}
