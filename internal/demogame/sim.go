@@ -106,7 +106,6 @@ type world struct {
 	// boss mode
 	difficulty int
 	phase      int
-	bossAt     int64
 
 	// arena mode
 	wave       int
