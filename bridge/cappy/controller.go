@@ -317,13 +317,17 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		a.send(ctx, protocol.Reject{Type: "reject", Code: code, Message: msg})
 		ws.Close(websocket.StatusPolicyViolation, code)
 	}
-	hctx, hcancel := context.WithTimeout(ctx, c.cfg.HelloTimeout)
-	typ, data, err := ws.Read(hctx)
-	hcancel()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	// A read with a deadline context would have the library close the
+	// socket at the deadline, before a reject could be sent: send it from
+	// a timer instead, which also ends the read.
+	helloTimer := time.AfterFunc(c.cfg.HelloTimeout, func() {
 		reject(protocol.CappyInvalidMessage, fmt.Sprintf("no hello within %s", c.cfg.HelloTimeout))
-		return
+	})
+	typ, data, err := ws.Read(ctx)
+	if !helloTimer.Stop() {
+		return // the timer rejected it
+	}
+	switch {
 	case err != nil:
 		return
 	case typ != websocket.MessageText:

@@ -60,6 +60,8 @@ type Operation struct {
 	timer     *time.Timer
 	flushMu   sync.Mutex
 	kick      chan struct{} // wakes the flusher
+	stateMu   sync.Mutex    // orders status changes with their store writes
+	aborted   *outcome      // set by Cancel or a timeout before it tells the adapter
 }
 
 type outcome struct {
@@ -139,16 +141,25 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 	}
 	switch {
 	case m.OpState != nil && m.Type == "ready":
-		if status != StatusPreparing {
+		o.mu.Lock()
+		ok := o.status == StatusPreparing
+		if ok {
+			o.status = StatusStarting
+		}
+		o.mu.Unlock()
+		if !ok {
 			outOfState()
 			return
 		}
-		o.setStatus(StatusStarting)
 		if err := a.send(ctx, protocol.OpMessage{Type: "start", Op: o.ID}); err != nil {
 			c.finish(o, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "could not send start: " + err.Error()})
 		}
 	case m.OpState != nil && m.Type == "started":
-		if status != StatusStarting {
+		// Under stateMu, so a cancel or timeout finishing the operation
+		// meanwhile cannot be overwritten, in memory or in the store.
+		o.stateMu.Lock()
+		if o.Status().Status != StatusStarting {
+			o.stateMu.Unlock()
 			outOfState()
 			return
 		}
@@ -158,6 +169,7 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		o.mu.Lock()
 		o.status, o.started = StatusRunning, now
 		o.mu.Unlock()
+		o.stateMu.Unlock()
 	case m.Event != nil:
 		if status != StatusRunning && status != StatusStopping {
 			outOfState()
@@ -220,12 +232,6 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 	}
 }
 
-func (o *Operation) setStatus(s string) {
-	o.mu.Lock()
-	o.status = s
-	o.mu.Unlock()
-}
-
 // flush stores the operation's pending events.
 func (c *Controller) flush(ctx context.Context, o *Operation) {
 	o.flushMu.Lock()
@@ -262,10 +268,15 @@ func (c *Controller) flusher(o *Operation) {
 // finish ends an operation once: it stores the rest of its events and its
 // outcome, then releases the controller for the next one.
 func (c *Controller) finish(o *Operation, out outcome) {
+	o.stateMu.Lock()
+	defer o.stateMu.Unlock()
 	o.mu.Lock()
 	if Final(o.status) {
 		o.mu.Unlock()
 		return
+	}
+	if o.aborted != nil {
+		out = *o.aborted // a cancel or timeout decided it, whatever the adapter says meanwhile
 	}
 	o.status, o.out = out.status, out
 	if o.timer != nil {
@@ -484,9 +495,13 @@ func (c *Controller) Cancel(o *Operation) {
 }
 
 func (c *Controller) abort(o *Operation, status, code, msg string) {
-	if Final(o.Status().Status) {
+	o.mu.Lock()
+	if Final(o.status) || o.aborted != nil {
+		o.mu.Unlock()
 		return
 	}
+	o.aborted = &outcome{status: status, code: code, message: msg}
+	o.mu.Unlock()
 	c.mu.Lock()
 	a := c.conn
 	c.mu.Unlock()
