@@ -174,7 +174,7 @@ func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
 
 // Capture reads one capture.
 func (s *Store) Capture(ctx context.Context, op string) (*Capture, error) {
-	c, err := scanCapture(s.r.QueryRowContext(ctx, "SELECT "+captureCols+" FROM captures WHERE op = ?", op))
+	c, err := scanCapture(s.readQueryRow(ctx, "SELECT "+captureCols+" FROM captures WHERE op = ?", op))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("capture %q: %w", op, ErrNotFound)
 	}
@@ -191,7 +191,7 @@ func (s *Store) Captures(ctx context.Context, kind string, before time.Time, lim
 	if kind != "" {
 		q, args = q+" AND kind = ?", append(args, kind)
 	}
-	rows, err := s.r.QueryContext(ctx, q+" ORDER BY created_us DESC LIMIT ?", append(args, limit)...)
+	rows, err := s.readQuery(ctx, q+" ORDER BY created_us DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("captures: %w", err)
 	}
@@ -235,7 +235,7 @@ func (s *Store) Events(ctx context.Context, q EventQuery) ([]CaptureEvent, error
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT seq, t, event, duration_ms, payload, received_us FROM capture_events WHERE "+strings.Join(where, " AND ")+" ORDER BY seq LIMIT ?", append(args, limit)...)
+	rows, err := s.readQuery(ctx, "SELECT seq, t, event, duration_ms, payload, received_us FROM capture_events WHERE "+strings.Join(where, " AND ")+" ORDER BY seq LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
@@ -285,7 +285,7 @@ func (s *Store) PutReplay(ctx context.Context, r Replay) error {
 func (s *Store) Replay(ctx context.Context, sha string) (*Replay, error) {
 	var r Replay
 	var us int64
-	err := s.r.QueryRowContext(ctx, "SELECT sha256, bytes, format, path, created_us FROM replays WHERE sha256 = ?", sha).Scan(&r.SHA256, &r.Bytes, &r.Format, &r.Path, &us)
+	err := s.readQueryRow(ctx, "SELECT sha256, bytes, format, path, created_us FROM replays WHERE sha256 = ?", sha).Scan(&r.SHA256, &r.Bytes, &r.Format, &r.Path, &us)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("replay %s: %w", sha, ErrNotFound)
 	}

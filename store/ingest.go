@@ -435,7 +435,7 @@ func insertSQL(table string, cols, rows int) string {
 
 // writerStatements lists every statement a batch runs, for prepareWriter.
 func writerStatements() []string {
-	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}
+	qs := append([]string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}, projectionStatements...)
 	for _, t := range insertTables {
 		for _, n := range insertChunks {
 			qs = append(qs, insertSQL(t.table, t.cols, n))

@@ -91,7 +91,7 @@ func scanOutbox(rows interface{ Scan(...any) error }) (*OutboxEntry, error) {
 // Pending lists up to limit pending outbox entries of replica in
 // clientSequence order: the order they must be uploaded in.
 func (s *Store) Pending(ctx context.Context, replica string, limit int) ([]*OutboxEntry, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+outboxCols+" FROM outbox WHERE status = 0 AND replica = ? ORDER BY client_seq LIMIT ?", replica, limit)
+	rows, err := s.readQuery(ctx, "SELECT "+outboxCols+" FROM outbox WHERE status = 0 AND replica = ? ORDER BY client_seq LIMIT ?", replica, limit)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
@@ -109,7 +109,7 @@ func (s *Store) Pending(ctx context.Context, replica string, limit int) ([]*Outb
 
 // OutboxEntry reads one entry.
 func (s *Store) OutboxEntry(ctx context.Context, replica string, clientSeq int64) (*OutboxEntry, error) {
-	o, err := scanOutbox(s.r.QueryRowContext(ctx, "SELECT "+outboxCols+" FROM outbox WHERE replica = ? AND client_seq = ?", replica, clientSeq))
+	o, err := scanOutbox(s.readQueryRow(ctx, "SELECT "+outboxCols+" FROM outbox WHERE replica = ? AND client_seq = ?", replica, clientSeq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("outbox %s/%d: %w", replica, clientSeq, ErrNotFound)
 	}
@@ -118,7 +118,7 @@ func (s *Store) OutboxEntry(ctx context.Context, replica string, clientSeq int64
 
 // OutboxCounts counts the replica's entries by status.
 func (s *Store) OutboxCounts(ctx context.Context, replica string) (pending, refused int, err error) {
-	err = s.r.QueryRowContext(ctx, "SELECT count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status = 2) FROM outbox WHERE replica = ?", replica).Scan(&pending, &refused)
+	err = s.readQueryRow(ctx, "SELECT count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status = 2) FROM outbox WHERE replica = ?", replica).Scan(&pending, &refused)
 	return pending, refused, err
 }
 
@@ -153,7 +153,7 @@ func (s *Store) Attempted(ctx context.Context, replica string, clientSeq int64, 
 // Cursor reads a named cursor (0 if unset).
 func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	var seq int64
-	err := s.r.QueryRowContext(ctx, "SELECT seq FROM cursors WHERE name = ?", name).Scan(&seq)
+	err := s.readQueryRow(ctx, "SELECT seq FROM cursors WHERE name = ?", name).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

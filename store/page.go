@@ -86,7 +86,15 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	defer tx.Rollback()
 	var ws, watermark int64
 	var plan string
-	err = tx.QueryRowContext(ctx, "SELECT id, retained_through, plan FROM workspaces WHERE name = ?", q.Workspace).Scan(&ws, &watermark, &plan)
+	wrows, err := s.readTxQuery(ctx, tx, "SELECT id, retained_through, plan FROM workspaces WHERE name = ?", q.Workspace)
+	if err == nil {
+		if wrows.Next() {
+			err = wrows.Scan(&ws, &watermark, &plan)
+		} else {
+			err = sql.ErrNoRows
+		}
+		err = errors.Join(err, wrows.Close())
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("page %q: %w", q.Workspace, ErrNoWorkspace)
 	}
@@ -100,9 +108,9 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	}
 	var rows *sql.Rows
 	if q.Kind == "" {
-		rows, err = tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?", opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readTxQuery(ctx, tx, "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?", opID(ws, q.After), opID(ws+1, 0), limit+1)
 	} else {
-		rows, err = tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?", kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readTxQuery(ctx, tx, "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?", kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)

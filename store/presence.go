@@ -76,7 +76,7 @@ func (s *Store) presence(ctx context.Context, ws int64, workspace, replica strin
 		q += " AND replica = ?"
 		args = append(args, replica)
 	}
-	rows, err := s.r.QueryContext(ctx, q+" ORDER BY updated_us DESC", args...)
+	rows, err := s.readQuery(ctx, q+" ORDER BY updated_us DESC", args...)
 	if err != nil {
 		return nil, fmt.Errorf("presence: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/glob"
@@ -55,14 +54,14 @@ type Conflict struct {
 // current batch by serverSequence, so they need not be decoded again.
 func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, have map[int64]*protocol.Envelope) error {
 	var through int64
-	err := tx.QueryRowContext(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&through)
+	err := s.txQueryRow(ctx, tx, selThrough, ws).Scan(&through)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("project: %w", err)
 	}
 	if through >= upto {
 		return nil
 	}
-	p := projector{ctx: ctx, tx: tx, ws: ws}
+	p := projector{s: s, ctx: ctx, tx: tx, ws: ws}
 	next := through + 1
 	// The common case: the batch's own envelopes follow what is applied.
 	for ; next <= upto; next++ {
@@ -76,7 +75,7 @@ func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, 
 	}
 	if next <= upto {
 		// Operations logged by others since: read them from the log.
-		rows, err := tx.QueryContext(ctx, "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id", opID(ws, next), opID(ws, upto))
+		rows, err := s.txQuery(ctx, tx, selOpsRange, opID(ws, next), opID(ws, upto))
 		if err != nil {
 			return fmt.Errorf("project: %w", err)
 		}
@@ -106,7 +105,7 @@ func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, 
 			}
 		}
 	}
-	_, err = tx.ExecContext(ctx, "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq", ws, upto)
+	_, err = s.txExec(ctx, tx, upsThrough, ws, upto)
 	if err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
@@ -114,18 +113,56 @@ func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, 
 }
 
 type projector struct {
+	s   *Store
 	ctx context.Context
 	tx  *sql.Tx
 	ws  int64
 }
 
 func (p *projector) exec(q string, args ...any) error {
-	_, err := p.tx.ExecContext(p.ctx, q, args...)
+	_, err := p.s.txExec(p.ctx, p.tx, q, args...)
 	if err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
 	return nil
 }
+
+// The projections' statements, prepared once on the writer (see
+// writerStatements).
+const (
+	selThrough         = "SELECT seq FROM proj_through WHERE ws = ?"
+	selOpsRange        = "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id"
+	upsThrough         = "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq"
+	updReleased        = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	delPatterns        = "DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))"
+	updTask            = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	updResponded       = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
+	updClaimHolder     = "UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND status = ? AND id IN (SELECT value FROM json_each(?))"
+	selActiveIntents   = "SELECT id, body FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'"
+	updSuperseded      = "UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?"
+	insPattern         = "INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)"
+	countHeld          = "SELECT count(*) FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?"
+	delExpiredPatterns = `DELETE FROM proj_claim_patterns WHERE ws = ?1 AND prefix = ?2 AND EXISTS (
+		SELECT 1 FROM proj c WHERE c.ws = ?1 AND c.kind IN (?3, ?4) AND c.id = proj_claim_patterns.id AND c.expires_us > 0 AND c.expires_us <= ?5)`
+	// The live entities with an indexed pattern whose literal prefix is an
+	// ancestor of the query's (IN) or a descendant of it (the range):
+	// two index lookups, not a scan.
+	selOverlap = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
+		WHERE p.ws = ?2 AND p.prefix IN (SELECT value FROM json_each(?3)) AND c.status = ?6 AND c.expires_us > ?7 AND c.actor != ?8
+		UNION ALL
+		SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
+		WHERE p.ws = ?2 AND p.prefix >= ?4 AND p.prefix < ?5 AND c.status = ?6 AND c.expires_us > ?7 AND c.actor != ?8`
+	// Every pattern may overlap a query with no literal prefix.
+	selOverlapAll = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
+		WHERE p.ws = ?2 AND c.status = ?3 AND c.expires_us > ?4 AND c.actor != ?5`
+)
+
+// projectionStatements are prepared with the writer's statements.
+var projectionStatements = []string{selThrough, selOpsRange, upsThrough, upsertProj, updReleased, delPatterns, updTask, updResponded,
+	updClaimHolder, selActiveIntents, updSuperseded, insPattern, countHeld, delExpiredPatterns, selOverlap, selOverlapAll}
 
 const upsertProj = `INSERT INTO proj (ws, kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -163,11 +200,11 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		return p.index(e.ID, pl.Paths, at)
 	case *protocol.Claim:
 		if e.Type == protocol.EventClaimReleased {
-			if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
+			if err := p.exec(updReleased,
 				ClaimReleased, e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindClaim), e.ID); err != nil {
 				return err
 			}
-			return p.exec("DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))",
+			return p.exec(delPatterns,
 				p.ws, e.ID, mustJSON(prefixes(pl.Patterns)))
 		}
 		denial, err := p.arbitrate(pl, at)
@@ -183,7 +220,7 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		return p.index(e.ID, pl.Patterns, at)
 	case *protocol.Task:
 		if e.Type == protocol.EventTaskUpdated {
-			return p.exec("UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?",
+			return p.exec(updTask,
 				pl.AssigneeActorID, string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindTask), e.ID)
 		}
 		return p.insert(e, pl.CreatedByActor, pl.AssigneeActorID, string(pl.Status), false, 0, "")
@@ -193,7 +230,7 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		}
 		// The first response to a requested handoff decides it; later ones
 		// (two agents answering at once) change nothing.
-		res, err := p.tx.ExecContext(p.ctx, "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?",
+		res, err := p.s.txExec(p.ctx, p.tx, updResponded,
 			string(pl.Status), e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindHandoff), e.ID, string(protocol.HandoffRequested))
 		if err != nil {
 			return fmt.Errorf("project: %w", err)
@@ -202,7 +239,7 @@ func (p *projector) apply(e *protocol.Envelope) error {
 			return nil
 		}
 		// An accepted handoff moves its claims to the accepting actor.
-		return p.exec("UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND status = ? AND id IN (SELECT value FROM json_each(?))",
+		return p.exec(updClaimHolder,
 			pl.ResponderActorID, e.ServerSequence, micros(at), p.ws, kindCode(protocol.KindClaim), ClaimActive, mustJSON(pl.ClaimIDs))
 	case *protocol.Validation:
 		return p.insert(e, pl.ActorID, "", string(pl.Status), false, 0, "")
@@ -218,7 +255,7 @@ const IntentSuperseded = "superseded"
 
 // supersedeIntents retires the current intents of actor on replica.
 func (p *projector) supersedeIntents(actor, replica string, seq int64, at time.Time) error {
-	rows, err := p.tx.QueryContext(p.ctx, "SELECT id, body FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'", p.ws, kindCode(protocol.KindIntent), actor)
+	rows, err := p.s.txQuery(p.ctx, p.tx, selActiveIntents, p.ws, kindCode(protocol.KindIntent), actor)
 	if err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
@@ -243,11 +280,11 @@ func (p *projector) supersedeIntents(actor, replica string, seq int64, at time.T
 		return fmt.Errorf("project: %w", err)
 	}
 	for _, o := range olds {
-		if err := p.exec("UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?",
+		if err := p.exec(updSuperseded,
 			IntentSuperseded, seq, micros(at), p.ws, kindCode(protocol.KindIntent), o.id); err != nil {
 			return err
 		}
-		if err := p.exec("DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))",
+		if err := p.exec(delPatterns,
 			p.ws, o.id, mustJSON(prefixes(o.paths))); err != nil {
 			return err
 		}
@@ -263,12 +300,11 @@ func (p *projector) supersedeIntents(actor, replica string, seq int64, at time.T
 func (p *projector) index(id string, patterns []string, at time.Time) error {
 	for _, pat := range patterns {
 		prefix := glob.LiteralPrefix(pat)
-		if err := p.exec(`DELETE FROM proj_claim_patterns WHERE ws = ?1 AND prefix = ?2 AND EXISTS (
-			SELECT 1 FROM proj c WHERE c.ws = ?1 AND c.kind IN (?3, ?4) AND c.id = proj_claim_patterns.id AND c.expires_us > 0 AND c.expires_us <= ?5)`,
+		if err := p.exec(delExpiredPatterns,
 			p.ws, prefix, kindCode(protocol.KindClaim), kindCode(protocol.KindIntent), micros(at)); err != nil {
 			return err
 		}
-		if err := p.exec("INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)", p.ws, prefix, id, pat); err != nil {
+		if err := p.exec(insPattern, p.ws, prefix, id, pat); err != nil {
 			return err
 		}
 	}
@@ -281,14 +317,16 @@ func (p *projector) index(id string, patterns []string, at time.Time) error {
 // MaxActiveClaims active claims.
 func (p *projector) arbitrate(c *protocol.Claim, at time.Time) (*Denial, error) {
 	var held int
-	if err := p.tx.QueryRowContext(p.ctx, "SELECT count(*) FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?",
+	if err := p.s.txQueryRow(p.ctx, p.tx, countHeld,
 		p.ws, kindCode(protocol.KindClaim), c.ActorID, ClaimActive, micros(at)).Scan(&held); err != nil {
 		return nil, fmt.Errorf("project: %w", err)
 	}
 	if held >= MaxActiveClaims {
 		return &Denial{Reason: "limit", Limit: MaxActiveClaims}, nil
 	}
-	conflicts, err := overlappingClaims(p.ctx, p.tx, p.ws, c.Patterns, c.ActorID, at, func(cand Conflict) bool {
+	conflicts, err := overlappingClaims(p.ctx, func(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+		return p.s.txQuery(ctx, p.tx, q, args...)
+	}, p.ws, c.Patterns, c.ActorID, at, func(cand Conflict) bool {
 		return c.Exclusive || cand.Exclusive
 	})
 	if err != nil || len(conflicts) == 0 {
@@ -297,15 +335,13 @@ func (p *projector) arbitrate(c *protocol.Claim, at time.Time) (*Denial, error) 
 	return &Denial{Reason: "conflict", Conflicts: conflicts}, nil
 }
 
-// queryer is a *sql.Tx or *sql.DB.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
+// queryFunc runs a query: inside the writer's transaction, or on the readers.
+type queryFunc func(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 
 // overlappingClaims returns the claims active at `at`, of actors other than
 // skipActor, with a pattern that overlaps one of patterns and for which
 // keep returns true.
-func overlappingClaims(ctx context.Context, q queryer, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
+func overlappingClaims(ctx context.Context, q queryFunc, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
 	hits, err := overlapping(ctx, q, ws, protocol.KindClaim, ClaimActive, patterns, skipActor, at)
 	if err != nil {
 		return nil, err
@@ -336,28 +372,18 @@ type hit struct {
 // actors other than skipActor, with an indexed pattern overlapping one of
 // patterns, sorted by id. It reads only the patterns whose literal prefix
 // is an ancestor or a descendant of a query pattern's: no other can overlap.
-func overlapping(ctx context.Context, q queryer, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
+func overlapping(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
 	cands := map[string]*hit{}
 	candPatterns := map[string][]string{}
 	for _, pat := range patterns {
 		lp := glob.LiteralPrefix(pat)
-		const sel = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
-			FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ? AND c.id = p.id
-			WHERE p.ws = ? AND `
-		const rest = ` AND c.status = ? AND c.expires_us > ? AND c.actor != ?`
-		where, args := prefixConds(lp)
-		var qs string
-		var qargs []any
-		for i, w := range where {
-			if i > 0 {
-				qs += " UNION ALL "
-			}
-			qs += sel + w + rest
-			qargs = append(qargs, kindCode(kind), ws)
-			qargs = append(qargs, args[i]...)
-			qargs = append(qargs, status, micros(at), skipActor)
+		var rows *sql.Rows
+		var err error
+		if lp == "" {
+			rows, err = q(ctx, selOverlapAll, kindCode(kind), ws, status, micros(at), skipActor)
+		} else {
+			rows, err = q(ctx, selOverlap, kindCode(kind), ws, string(mustJSON(ancestors(lp))), lp+"/", lp+"0", status, micros(at), skipActor)
 		}
-		rows, err := q.QueryContext(ctx, qs, qargs...)
 		if err != nil {
 			return nil, fmt.Errorf("overlaps: %w", err)
 		}
@@ -387,24 +413,16 @@ func overlapping(ctx context.Context, q queryer, ws int64, kind protocol.Kind, s
 	return out, nil
 }
 
-// prefixConds are the SQL conditions on proj_claim_patterns.prefix that
-// select the literal prefixes that are a segment-wise ancestor of lp (or
-// lp itself), and those that are a descendant of it: each an index range,
-// queried separately (an OR would scan the table).
-func prefixConds(lp string) ([]string, [][]any) {
-	if lp == "" {
-		return []string{"1"}, [][]any{nil} // every pattern may overlap one with no literal prefix
-	}
-	anc := []any{""}
+// ancestors are the segment-wise ancestors of a literal prefix, "" and
+// itself included.
+func ancestors(lp string) []string {
+	anc := []string{""}
 	for i := 0; i < len(lp); i++ {
 		if lp[i] == '/' {
 			anc = append(anc, lp[:i])
 		}
 	}
-	anc = append(anc, lp)
-	in := "p.prefix IN (?" + strings.Repeat(",?", len(anc)-1) + ")"
-	// '0' is the byte after '/': [lp+"/", lp+"0") holds every descendant.
-	return []string{in, "p.prefix >= ? AND p.prefix < ?"}, [][]any{anc, {lp + "/", lp + "0"}}
+	return append(anc, lp)
 }
 
 func prefixes(patterns []string) []string {

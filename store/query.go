@@ -78,7 +78,7 @@ func (s *Store) Entity(ctx context.Context, workspace string, kind protocol.Kind
 	if err != nil {
 		return nil, err
 	}
-	e, err := scanEntity(s.r.QueryRowContext(ctx, "SELECT "+entityCols+" FROM proj WHERE ws = ? AND kind = ? AND id = ?", ws, kindCode(kind), id))
+	e, err := scanEntity(s.readQueryRow(ctx, "SELECT "+entityCols+" FROM proj WHERE ws = ? AND kind = ? AND id = ?", ws, kindCode(kind), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s %q: %w", kind, id, ErrNotFound)
 	}
@@ -129,7 +129,7 @@ func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, error) 
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT "+entityCols+" FROM proj WHERE "+strings.Join(where, " AND ")+" ORDER BY created_seq DESC LIMIT ?", append(args, limit)...)
+	rows, err := s.readQuery(ctx, "SELECT "+entityCols+" FROM proj WHERE "+strings.Join(where, " AND ")+" ORDER BY created_seq DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("entities: %w", err)
 	}
@@ -159,7 +159,7 @@ func (s *Store) ConflictingClaims(ctx context.Context, workspace string, pattern
 	if err != nil {
 		return nil, err
 	}
-	return overlappingClaims(ctx, s.r, ws, patterns, skipActor, at, nil)
+	return overlappingClaims(ctx, s.readQuery, ws, patterns, skipActor, at, nil)
 }
 
 // OverlappingIntents returns the intents current at `at`, of actors other
@@ -169,7 +169,7 @@ func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patter
 	if err != nil {
 		return nil, err
 	}
-	hits, err := overlapping(ctx, s.r, ws, protocol.KindIntent, "active", patterns, skipActor, at)
+	hits, err := overlapping(ctx, s.readQuery, ws, protocol.KindIntent, "active", patterns, skipActor, at)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (s *Store) ProjectedThrough(ctx context.Context, workspace string) (int64, 
 		return 0, err
 	}
 	var seq int64
-	err = s.r.QueryRowContext(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&seq)
+	err = s.readQueryRow(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

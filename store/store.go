@@ -50,6 +50,9 @@ type Store struct {
 	stopCk chan struct{}
 	ckDone chan struct{}
 
+	rmu    sync.Mutex
+	rstmts map[string]*sql.Stmt // prepared on r, on first use
+
 	stmts map[string]*sql.Stmt // prepared on w at Open, reused by every batch
 
 	tokenMu    sync.Mutex
@@ -116,7 +119,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
+	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		w.Close()
@@ -161,6 +164,74 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// txExec runs q in tx, through its statement prepared at Open if any.
+func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if st := s.stmts[q]; st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, q, args...)
+}
+
+// txQuery runs q in tx, through its prepared statement if any.
+func (s *Store) txQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := s.stmts[q]; st != nil {
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, q, args...)
+}
+
+// txQueryRow runs q in tx, through its prepared statement if any.
+func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if st := s.stmts[q]; st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, q, args...)
+}
+
+// rstmt returns q prepared on the read pool, preparing it on first use:
+// with modernc, preparing costs more than running most of these queries.
+// Query texts come from a fixed set, so the cache stays small.
+func (s *Store) rstmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	st, ok := s.rstmts[q]
+	if !ok {
+		var err error
+		if st, err = s.r.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+		s.rstmts[q] = st
+	}
+	return st, nil
+}
+
+// readQuery runs q on the read pool through its prepared statement.
+func (s *Store) readQuery(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.rstmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// readQueryRow is readQuery for one row.
+func (s *Store) readQueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := s.rstmt(ctx, q)
+	if err != nil {
+		return s.r.QueryRowContext(ctx, q, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// readTx runs q in a read transaction through its prepared statement.
+func (s *Store) readTxQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.rstmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
@@ -172,6 +243,9 @@ func (s *Store) Close() error {
 		<-s.ckDone
 	}
 	for _, st := range s.stmts {
+		st.Close()
+	}
+	for _, st := range s.rstmts {
 		st.Close()
 	}
 	if s.r != nil {

@@ -90,7 +90,7 @@ func scanWorkspace(row rowScanner) (*Workspace, error) {
 
 // Workspace reads a workspace's current row.
 func (s *Store) Workspace(ctx context.Context, name string) (*Workspace, error) {
-	ws, err := scanWorkspace(s.r.QueryRowContext(ctx, workspaceSelect+" WHERE name = ?", name))
+	ws, err := scanWorkspace(s.readQueryRow(ctx, workspaceSelect+" WHERE name = ?", name))
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", name, err)
 	}
@@ -99,7 +99,7 @@ func (s *Store) Workspace(ctx context.Context, name string) (*Workspace, error) 
 
 // Workspaces lists every workspace.
 func (s *Store) Workspaces(ctx context.Context) ([]*Workspace, error) {
-	rows, err := s.r.QueryContext(ctx, workspaceSelect+" ORDER BY id")
+	rows, err := s.readQuery(ctx, workspaceSelect+" ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
@@ -210,7 +210,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (string, error) 
 		return e.name, nil
 	}
 	var name string
-	err := s.r.QueryRowContext(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = ?", hash[:]).Scan(&name)
+	err := s.readQueryRow(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = ?", hash[:]).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", ErrBadToken
 	}

@@ -41,13 +41,21 @@ func PublishIntent(c intentPublisher) tools.Tool {
 		"Tell the other agents what you are about to work on, before you start. Cheap and non-blocking (claim reserves files); the answer lists others' claims and intents on the same paths.",
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in publishIntentIn) (*publishIntentOut, error) {
+			// Others' overlaps do not depend on this write: read them meanwhile.
+			var ov *bc.Conflicts
+			var ovErr error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				ov, ovErr = c.CheckConflicts(ctx, in.Paths)
+			}()
 			pub, err := c.PublishIntent(ctx, in.Summary, in.Paths, in.TaskID, minutes(in.TTLMinutes))
+			<-done
 			if err != nil {
 				return nil, err
 			}
-			ov, err := c.CheckConflicts(ctx, in.Paths)
-			if err != nil {
-				return nil, err
+			if ovErr != nil {
+				return nil, ovErr
 			}
 			intent := pub.Envelope.Intent()
 			out := &publishIntentOut{IntentID: intent.ID, Write: write(pub), Overlaps: Overlaps{Claims: conflictViews(ov.Claims), Intents: intentViews(ov.Intents)}}
