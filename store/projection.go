@@ -138,10 +138,10 @@ const (
 	updTask            = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
 	updResponded       = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
 	updClaimHolder     = "UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND status = ? AND id IN (SELECT value FROM json_each(?))"
-	selActiveIntents   = "SELECT id, body FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'"
+	selActiveIntents   = "SELECT id, body FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'"
 	updSuperseded      = "UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?"
 	insPattern         = "INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)"
-	countHeld          = "SELECT count(*) FROM proj WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?"
+	countHeld          = "SELECT count(*) FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?"
 	delExpiredPatterns = `DELETE FROM proj_claim_patterns WHERE ws = ?1 AND prefix = ?2 AND EXISTS (
 		SELECT 1 FROM proj c WHERE c.ws = ?1 AND c.kind IN (?3, ?4) AND c.id = proj_claim_patterns.id AND c.expires_us > 0 AND c.expires_us <= ?5)`
 	// The live entities with an indexed pattern whose literal prefix is an

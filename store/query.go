@@ -104,32 +104,8 @@ func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, error) 
 	if err != nil {
 		return nil, err
 	}
-	where := []string{"ws = ?", "kind = ?"}
-	args := []any{ws, kindCode(q.Kind)}
-	if len(q.Status) > 0 {
-		where = append(where, "status IN (SELECT value FROM json_each(?))")
-		args = append(args, string(mustJSON(q.Status)))
-	}
-	if q.Actor != "" {
-		where, args = append(where, "actor = ?"), append(args, q.Actor)
-	}
-	if q.NotActor != "" {
-		where, args = append(where, "actor != ?"), append(args, q.NotActor)
-	}
-	if q.Target != "" {
-		where, args = append(where, "target = ?"), append(args, q.Target)
-	}
-	if !q.LiveAt.IsZero() {
-		where, args = append(where, "(expires_us = 0 OR expires_us > ?)"), append(args, micros(q.LiveAt))
-	}
-	if q.Before > 0 {
-		where, args = append(where, "created_seq < ?"), append(args, q.Before)
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	rows, err := s.readQuery(ctx, "SELECT "+entityCols+" FROM proj WHERE "+strings.Join(where, " AND ")+" ORDER BY created_seq DESC LIMIT ?", append(args, limit)...)
+	query, args := entitiesSQL(ws, q, false)
+	rows, err := s.readQuery(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("entities: %w", err)
 	}
@@ -145,11 +121,72 @@ func (s *Store) Entities(ctx context.Context, q EntityQuery) ([]*Entity, error) 
 	return out, rows.Err()
 }
 
-// CountEntities counts what Entities would list without a limit.
+// CountEntities counts the entities q selects (its Before and Limit aside).
 func (s *Store) CountEntities(ctx context.Context, q EntityQuery) (int, error) {
-	q.Limit = 1 << 30
-	list, err := s.Entities(ctx, q)
-	return len(list), err
+	ws, err := s.workspaceID(ctx, s.r, q.Workspace)
+	if err != nil {
+		return 0, err
+	}
+	q.Before = 0
+	query, args := entitiesSQL(ws, q, true)
+	var n int
+	if err := s.readQueryRow(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count entities: %w", err)
+	}
+	return n, nil
+}
+
+// entitiesSQL builds q's statement, naming the index that serves it: the
+// projections keep every entity's history (released claims, superseded
+// intents, done tasks), and without statistics SQLite's planner prefers
+// the primary key's (ws, kind) range, reading that whole history. Each
+// index starts with (ws, kind) and the most selective filter q has.
+func entitiesSQL(ws int64, q EntityQuery, count bool) (string, []any) {
+	var index string
+	switch {
+	case q.Actor != "":
+		index = "proj_by_actor" // (ws, kind, actor, status)
+	case q.Target != "":
+		index = "proj_by_target" // (ws, kind, target, status)
+	case len(q.Status) > 0:
+		index = "proj_by_status" // (ws, kind, status, created_seq)
+	default:
+		index = "proj_by_created" // (ws, kind, created_seq)
+	}
+	where := []string{"ws = ?", "kind = ?"}
+	args := []any{ws, kindCode(q.Kind)}
+	if q.Actor != "" {
+		where, args = append(where, "actor = ?"), append(args, q.Actor)
+	}
+	if q.Target != "" {
+		where, args = append(where, "target = ?"), append(args, q.Target)
+	}
+	switch len(q.Status) {
+	case 0:
+	case 1:
+		where, args = append(where, "status = ?"), append(args, q.Status[0])
+	default:
+		where = append(where, "status IN (SELECT value FROM json_each(?))")
+		args = append(args, string(mustJSON(q.Status)))
+	}
+	if q.NotActor != "" {
+		where, args = append(where, "actor != ?"), append(args, q.NotActor)
+	}
+	if !q.LiveAt.IsZero() {
+		where, args = append(where, "(expires_us = 0 OR expires_us > ?)"), append(args, micros(q.LiveAt))
+	}
+	if q.Before > 0 {
+		where, args = append(where, "created_seq < ?"), append(args, q.Before)
+	}
+	from := " FROM proj INDEXED BY " + index + " WHERE " + strings.Join(where, " AND ")
+	if count {
+		return "SELECT count(*)" + from, args
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	return "SELECT " + entityCols + from + " ORDER BY created_seq DESC LIMIT ?", append(args, limit)
 }
 
 // ConflictingClaims returns the claims active at `at`, of actors other than

@@ -448,6 +448,16 @@ CREATE TABLE replays (
 	created_us INTEGER NOT NULL
 ) WITHOUT ROWID;
 `,
+	// 4: an index for every way entities are listed, so no listing, count
+	// or projection step reads the whole history of a kind. Listings are
+	// newest first by created_seq, which never changes, so an entity's
+	// entries move only when its status does.
+	`
+DROP INDEX proj_by_status;
+CREATE INDEX proj_by_status ON proj (ws, kind, status, created_seq);
+CREATE INDEX proj_by_target ON proj (ws, kind, target, status);
+CREATE INDEX proj_by_created ON proj (ws, kind, created_seq);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -11,13 +11,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile := startProfile(os.Getenv("CROSSCODE_CPUPROFILE"))
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
 	var ue usageError
 	var ee exitError
 	switch {
@@ -32,6 +35,26 @@ func main() {
 	default:
 		fmt.Fprintln(os.Stderr, "crosscode-mcp:", err)
 		os.Exit(1)
+	}
+}
+
+// startProfile writes a CPU profile of the whole run to path, for
+// benchmarks of the real process (BENCHMARKS.md); "" profiles nothing.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crosscode-mcp: CROSSCODE_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
 

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// queryPlan returns SQLite's plan for q, one line per step.
+func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	return strings.Join(steps, " | ")
+}
+
+// Every way entities are listed or counted, and the projection steps that
+// read proj, go through an index that starts with their most selective
+// filter: never through the (ws, kind) range of the primary key, which
+// holds the kind's whole history.
+func TestEntityQueriesUseTheirIndex(t *testing.T) {
+	s := openTemp(t)
+	now := time.Now()
+	cases := []struct {
+		q     EntityQuery
+		index string
+	}{
+		{EntityQuery{Kind: protocol.KindClaim, Actor: "ada", Status: []string{ClaimActive}, LiveAt: now}, "proj_by_actor"},
+		{EntityQuery{Kind: protocol.KindClaim, Actor: "ada", Status: []string{ClaimActive}, Limit: 1000}, "proj_by_actor"},
+		{EntityQuery{Kind: protocol.KindClaim, NotActor: "ada", Status: []string{ClaimActive}, LiveAt: now}, "proj_by_status"},
+		{EntityQuery{Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}, "proj_by_status"},
+		{EntityQuery{Kind: protocol.KindHandoff, Status: []string{"requested"}, NotActor: "ada"}, "proj_by_status"},
+		{EntityQuery{Kind: protocol.KindTask, Status: []string{"open"}, Target: "bob", Before: 10}, "proj_by_target"},
+		{EntityQuery{Kind: protocol.KindTask, Before: 10}, "proj_by_created"},
+		{EntityQuery{Kind: protocol.KindIntent}, "proj_by_created"},
+	}
+	for _, c := range cases {
+		for _, count := range []bool{false, true} {
+			q, args := entitiesSQL(1, c.q, count)
+			plan := queryPlan(t, s, q, args...)
+			if !strings.Contains(plan, "INDEX "+c.index+" (ws=? AND kind=?") || strings.Contains(plan, "PRIMARY KEY (ws=? AND kind=?)") {
+				t.Errorf("%+v (count %v): plan %q, want a search of %s", c.q, count, plan, c.index)
+			}
+		}
+	}
+	for _, q := range []string{selActiveIntents, countHeld} {
+		args := make([]any, strings.Count(q, "?"))
+		if plan := queryPlan(t, s, q, args...); !strings.Contains(plan, "INDEX proj_by_actor (ws=? AND kind=? AND actor=? AND status=?)") {
+			t.Errorf("%s: plan %q, want proj_by_actor with all four columns", q, plan)
+		}
+	}
+}
+
+// BenchmarkIntentAfterHistory measures a durable intent (which retires the
+// actor's previous one on the same replica) after a history of earlier,
+// superseded intents: the cost must not grow with the history.
+func BenchmarkIntentAfterHistory(b *testing.B) {
+	for _, history := range []int{0, 10_000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			ctx := context.Background()
+			s := pjOpen(b, false)
+			r := fixture.NewReplica(pjWS, "rep_a", "ada@example.com")
+			var items []Item
+			for i := range history {
+				items = append(items, Item{Workspace: pjWS, Envelope: r.Intent(fmt.Sprintf("int_h%05d", i), "src/game/boss.gd")})
+			}
+			for i := 0; i < len(items); i += 500 {
+				if _, err := s.IngestBatch(ctx, items[i:min(i+500, len(items))]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				res, err := s.IngestBatch(ctx, []Item{{Workspace: pjWS, Envelope: r.Intent(fmt.Sprintf("int_b%07d", i), "src/game/boss.gd")}})
+				if err != nil || res[0].Err != nil {
+					b.Fatal(err, res[0].Err)
+				}
+			}
+			n, err := s.CountEntities(ctx, EntityQuery{Workspace: pjWS, Kind: protocol.KindIntent, Actor: r.Actor, Status: []string{"active"}})
+			if err != nil || n != 1 {
+				b.Fatalf("%d active intents (%v), want 1", n, err)
+			}
+		})
+	}
+}
