@@ -155,13 +155,16 @@ func (c *Controller) Token() string { return c.token }
 
 // Close fails the active operation, drops the adapter and stops listening.
 func (c *Controller) Close() error {
+	c.mu.Lock()
 	select {
 	case <-c.closed:
+		c.mu.Unlock()
 		return nil
 	default:
 	}
+	// Closed under mu: a connection being accepted either counts itself
+	// in wg before this, or sees closed and leaves.
 	close(c.closed)
-	c.mu.Lock()
 	conn := c.conn
 	op := c.op
 	c.mu.Unlock()
@@ -294,7 +297,18 @@ func (c *Controller) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(protocol.CappyMaxMessageBytes)
+	// A hijacked connection outlives srv.Shutdown, so Close waits for it
+	// through wg; it must not be added once Close is waiting.
+	c.mu.Lock()
+	select {
+	case <-c.closed:
+		c.mu.Unlock()
+		ws.Close(websocket.StatusGoingAway, "controller shutting down")
+		return
+	default:
+	}
 	c.wg.Add(1)
+	c.mu.Unlock()
 	defer c.wg.Done()
 	c.serveAdapter(ws)
 }

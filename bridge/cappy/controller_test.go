@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1130,5 +1131,54 @@ func TestCancelRacingStarted(t *testing.T) {
 		if e.ctrl.Active() != nil {
 			t.Fatal("still active")
 		}
+	}
+}
+
+// Adapters connecting while the controller closes: Close returns once every
+// accepted connection is gone, none is served after it, and (under -race)
+// no connection is counted while Close waits.
+func TestCloseWhileAdaptersConnect(t *testing.T) {
+	e := newEnv(t, nil)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				ws, _, err := websocket.Dial(ctx, e.ctrl.Endpoint(), nil)
+				cancel()
+				if err != nil {
+					continue // refused once the listener is closed
+				}
+				ws.CloseNow()
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- e.ctrl.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return while adapters kept connecting")
+	}
+	close(stop)
+	wg.Wait()
+	// After Close, a dial is refused: nothing listens any more.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if ws, _, err := websocket.Dial(ctx, e.ctrl.Endpoint(), nil); err == nil {
+		ws.CloseNow()
+		t.Fatal("a dial after Close succeeded")
 	}
 }
