@@ -70,13 +70,14 @@ type msg struct {
 func (m msg) str(key string) string { s, _ := m.M[key].(string); return s }
 
 type testAdapter struct {
-	ws     *websocket.Conn
-	msgs   chan msg
-	noPong atomic.Bool  // stop answering pings
-	pings  atomic.Int64 // pings received
-	pongs  atomic.Int64 // pongs sent
-	mu     sync.Mutex
-	nonces []string // of the pings received
+	ws      *websocket.Conn
+	msgs    chan msg
+	noPong  atomic.Bool  // stop answering pings
+	badPong atomic.Bool  // answer pings with a nonce no ping carried
+	pings   atomic.Int64 // pings received
+	pongs   atomic.Int64 // pongs sent
+	mu      sync.Mutex
+	nonces  []string // of the pings received
 	// auto, if set, sees every non-ping message on the reader goroutine
 	// first; it returns true when it handled the message itself.
 	auto atomic.Pointer[func(msg) bool]
@@ -134,7 +135,11 @@ func (a *testAdapter) read() {
 			a.mu.Unlock()
 			a.pings.Add(1)
 			if !a.noPong.Load() {
-				if a.write(websocket.MessageText, mustJSON(map[string]any{"type": "pong", "nonce": m.M["nonce"]})) == nil {
+				nonce := m.M["nonce"]
+				if a.badPong.Load() {
+					nonce = "p999999"
+				}
+				if a.write(websocket.MessageText, mustJSON(map[string]any{"type": "pong", "nonce": nonce})) == nil {
 					a.pongs.Add(1)
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -234,7 +236,8 @@ type adapterConn struct {
 	hello     *protocol.Hello
 	scenarios []protocol.Scenario // nil until the registry arrives
 	writeMu   sync.Mutex
-	lastPong  atomic.Int64 // unix nanoseconds
+	lastPong  atomic.Int64 // unix nanoseconds, of the last pong that echoed a recent ping
+	pinged    atomic.Int64 // number of the last ping sent; its nonce is pingNonce(pinged)
 	gone      chan struct{}
 }
 
@@ -448,7 +451,6 @@ func (c *Controller) disconnected(a *adapterConn) {
 func (c *Controller) pinger(ctx context.Context, a *adapterConn) {
 	t := time.NewTicker(c.cfg.PingEvery)
 	defer t.Stop()
-	var n int
 	for {
 		select {
 		case <-ctx.Done():
@@ -467,9 +469,24 @@ func (c *Controller) pinger(ctx context.Context, a *adapterConn) {
 			a.ws.Close(websocket.StatusPolicyViolation, protocol.CappyAdapterUnresponsive)
 			return
 		}
-		n++
-		a.send(ctx, protocol.Ping{Type: "ping", Nonce: fmt.Sprintf("p%d", n)})
+		a.send(ctx, protocol.Ping{Type: "ping", Nonce: pingNonce(a.pinged.Add(1))})
 	}
+}
+
+func pingNonce(n int64) string { return "p" + strconv.FormatInt(n, 10) }
+
+// pongWindow is how many of the latest pings a pong may answer: an answer
+// to an older ping, or to none, says nothing about the adapter now.
+const pongWindow = 8
+
+// echoesRecentPing reports whether nonce is one of the latest pings'.
+func (a *adapterConn) echoesRecentPing(nonce string) bool {
+	k, err := strconv.ParseInt(strings.TrimPrefix(nonce, "p"), 10, 64)
+	if err != nil || !strings.HasPrefix(nonce, "p") || pingNonce(k) != nonce {
+		return false
+	}
+	last := a.pinged.Load()
+	return k >= 1 && k <= last && k > last-pongWindow
 }
 
 // violation tells the adapter what it did wrong and fails the active
@@ -490,7 +507,11 @@ func (c *Controller) violation(ctx context.Context, a *adapterConn, op, code, ms
 func (c *Controller) handle(ctx context.Context, a *adapterConn, m *protocol.AdapterMessage) {
 	switch {
 	case m.Pong != nil:
-		a.lastPong.Store(time.Now().UnixNano())
+		if a.echoesRecentPing(m.Pong.Nonce) {
+			a.lastPong.Store(time.Now().UnixNano())
+		} else {
+			c.log.Debug("adapter pong ignored: it echoes no recent ping", "nonce", sanitize.Line(m.Pong.Nonce, 64))
+		}
 		return
 	case m.Scenarios != nil:
 		c.mu.Lock()

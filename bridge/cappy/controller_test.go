@@ -796,6 +796,36 @@ func TestPingNonces(t *testing.T) {
 	}
 }
 
+// A pong proves liveness only if it echoes a recent ping: an adapter that
+// answers with a nonce no ping carried is dropped as unresponsive.
+func TestPongMustEchoARecentPing(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PingEvery = 30 * time.Millisecond; c.PongTimeout = 200 * time.Millisecond })
+	a := connect(t, e, allCaps...)
+	o := runningScenario(t, e, a)
+	a.badPong.Store(true)
+	wantOutcome(t, e, o, StatusFailed, protocol.CappyAdapterUnresponsive)
+	a.waitClosed(t)
+	if a.pongs.Load() == 0 {
+		t.Fatal("the adapter sent no pongs: the test proves nothing")
+	}
+}
+
+func TestPongWindow(t *testing.T) {
+	a := &adapterConn{}
+	if a.echoesRecentPing("p1") {
+		t.Fatal("a pong before any ping counted")
+	}
+	a.pinged.Store(20)
+	for nonce, want := range map[string]bool{
+		"p20": true, "p13": true, "p12": false, "p21": false, "p0": false, "p-1": false,
+		"20": false, "p020": false, "p+20": false, "": false, "px": false, "p20 ": false,
+	} {
+		if got := a.echoesRecentPing(nonce); got != want {
+			t.Errorf("echoesRecentPing(%q) = %v, want %v", nonce, got, want)
+		}
+	}
+}
+
 func TestUnresponsiveAdapter(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PingEvery = 50 * time.Millisecond; c.PongTimeout = 300 * time.Millisecond })
 	a := connect(t, e, allCaps...)
