@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -168,9 +169,13 @@ func BenchmarkIngestHTTP(b *testing.B) {
 		runClients(b, 1, startNoop(b), "x")
 	})
 	b.Run("ingest/clients=1", func(b *testing.B) {
-		s := startService(b, b.TempDir(), hub.Config{})
+		dir := b.TempDir()
+		s := startService(b, dir, hub.Config{})
 		runClients(b, 1, s.url, s.token)
 		reportBatches(b, s)
+		if fi, err := os.Stat(filepath.Join(dir, "hub.db-wal")); err == nil {
+			b.ReportMetric(float64(fi.Size())/(1<<20), "wal-MiB")
+		}
 	})
 }
 

@@ -46,9 +46,10 @@ type Store struct {
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
-	ck     *sql.DB // the background checkpointer's connection
-	stopCk chan struct{}
-	ckDone chan struct{}
+	ck        *sql.DB // the background checkpointer's connection
+	ckLastLog int     // WAL frames at the checkpointer's last round (its goroutine only)
+	stopCk    chan struct{}
+	ckDone    chan struct{}
 
 	rmu    sync.Mutex
 	rstmts map[string]*sql.Stmt // prepared on r, on first use
@@ -71,8 +72,8 @@ const (
 // dsn builds the DSN of a connection role; pragmas are per connection in
 // modernc, so they all go in the DSN. Every commit is durable when it
 // returns (WAL, synchronous=FULL), and a commit becomes visible to readers
-// only once it is on disk. Checkpoints run on their own connection (see
-// checkpointer), never inside a commit, so no commit pays for one.
+// only once it is on disk. Checkpoints run in the background (see
+// checkpoint), never inside a commit, so no commit pays for a whole one.
 func dsn(path string, busy time.Duration, r role) string {
 	u := url.URL{Scheme: "file", Path: path}
 	q := []string{
@@ -160,7 +161,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s.ck = ck
 	s.stopCk = make(chan struct{})
 	s.ckDone = make(chan struct{})
-	go s.checkpointer(250 * time.Millisecond)
+	go s.checkpointer(100 * time.Millisecond)
 	return s, nil
 }
 
@@ -258,10 +259,8 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// checkpointer copies the WAL back into the database file every interval,
-// on its own connection, so commits on the writer never pay for it.
-// Concurrent writers are fine (PASSIVE); another process checkpointing at
-// the same time makes this one skip.
+// checkpointer copies the WAL back into the database file every interval
+// (see checkpoint), so no commit pays for a whole checkpoint.
 func (s *Store) checkpointer(interval time.Duration) {
 	defer close(s.ckDone)
 	t := time.NewTicker(interval)
@@ -276,12 +275,49 @@ func (s *Store) checkpointer(interval time.Duration) {
 	}
 }
 
-// checkpoint copies what it can of the WAL into the database file without
-// blocking writers (PASSIVE); once all of it is copied, the next commit
-// starts the WAL over. Another process checkpointing makes this one skip.
+// checkpoint copies the WAL back into the database file and lets the next
+// commit start the WAL over.
+//
+// The first pass runs on the checkpointer's own connection and copies what
+// is there without blocking writers (PASSIVE). Under continuous writes that
+// never finishes: commits append frames while it copies, the WAL is never
+// wholly copied, so SQLite never starts it over and it grows without bound
+// (420 MiB in 10 s of sequential ingest before this second pass). So once
+// the WAL holds restartFrames frames, a second pass runs on the writer
+// connection, which this process's writes share: it copies only what the
+// first pass missed, with no commit of ours appending meanwhile, and the
+// next commit starts the WAL over. Commits wait for that tail only, not for
+// the whole copy. Another process writing or checkpointing at the same time
+// just leaves the work for the next round.
 func (s *Store) checkpoint() {
-	_, _ = s.ck.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+	var busy, log, done int
+	start := time.Now()
+	// log and done count the frames there were when the pass began: more
+	// may have been appended since, so done == log alone proves nothing.
+	if err := s.ck.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done); err != nil || log < restartFrames {
+		return
+	}
+	idle := done == log && log == s.ckLastLog // nothing written since the last round
+	s.ckLastLog = log
+	// What the second pass copies was written while the first one ran: a
+	// long first pass (a burst of retention deletes, say) would mean a long
+	// wait for commits, so that round leaves the WAL as it is and the next,
+	// shorter one finishes the job.
+	if idle || time.Since(start) > maxTailLag {
+		return
+	}
+	_ = s.w.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
 }
+
+// maxTailLag bounds how long the writer may wait for the second pass:
+// at most what this long a stretch of writes put in the WAL (about 10 ms
+// of copying under a retention sweep, measured).
+const maxTailLag = 25 * time.Millisecond
+
+// restartFrames is the WAL size, in frames (of a page each), from which
+// the checkpointer makes sure the WAL starts over: SQLite's own default
+// checkpoint threshold, about 4 MiB.
+const restartFrames = 1000
 
 // migrations are applied in order; user_version counts how many ran.
 // Never edit a released migration: append a new one.
