@@ -252,13 +252,14 @@ func TestRetentionWatermarkAndForeverDedupe(t *testing.T) {
 	for i := range 5 {
 		ingestOne(t, s, a.Any("new", i))
 	}
-	keep := func(string) time.Duration { return time.Since(cut) }
-	res, err := s.Sweep(ctx, time.Now(), keep, &SweepOptions{BatchSize: 7})
+	now := time.Now()
+	keep := func(string) time.Duration { return now.Sub(cut) } // the cut-off is exactly cut
+	res, err := s.Sweep(ctx, now, keep, &SweepOptions{BatchSize: 7})
 	if err != nil || res.Deleted != 25 || res.Watermarks["mygame"] != 25 {
 		t.Fatalf("sweep: %v %+v", err, res)
 	}
 	// Sweeping again deletes nothing more.
-	if res, _ := s.Sweep(ctx, time.Now(), keep, nil); res.Deleted != 0 {
+	if res, _ := s.Sweep(ctx, now, keep, nil); res.Deleted != 0 {
 		t.Fatalf("second sweep deleted %d", res.Deleted)
 	}
 	for _, after := range []int64{0, 3, 24} {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1108,10 +1109,12 @@ func TestAbortAnsweredAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			a := connect(t, e, allCaps...)
+			var cancels atomic.Int64
 			answer := func(m msg) bool {
 				switch m.Type {
 				case "cancel":
 					a.write(websocket.MessageText, mustJSON(map[string]any{"type": "failed", "op": m.str("op"), "code": "TORN_DOWN", "message": "cancelled"}))
+					cancels.Add(1)
 					return true
 				case "error": // the late answer turned away
 					return m.str("code") == protocol.CappyOutOfState
@@ -1129,6 +1132,9 @@ func TestAbortAnsweredAtOnce(t *testing.T) {
 				}
 				wantOutcome(t, e, o, tc.status, tc.code)
 			}
+			// The outcome is decided before the adapter reads the cancel:
+			// let it read the last one before answering by hand again.
+			eventually(t, "the adapter got every cancel", func() bool { return cancels.Load() == int64(tc.rounds) })
 			a.auto.Store(nil)
 			completeScenario(t, e, a)
 		})

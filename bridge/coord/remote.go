@@ -170,8 +170,9 @@ func (r *remote) uploadPending(ctx context.Context) (retry bool, err error) {
 				code, msg := errorBody(body)
 				r.c.st.Refuse(ctx, e.Replica, e.ClientSequence, string(code)+": "+msg)
 				ref := &RefusedError{Code: code, Message: msg}
-				r.notify(e.ClientSequence, uploadOutcome{refused: ref})
+				// The notice first: the caller woken next may read news at once.
 				r.c.notice("the service refused envelope %s (clientSequence %d): %s", e.Kind, e.ClientSequence, ref)
+				r.notify(e.ClientSequence, uploadOutcome{refused: ref})
 			case status == http.StatusUnauthorized || status == http.StatusForbidden:
 				code, msg := errorBody(body)
 				why := fmt.Sprintf("%s: %s (check --token and --workspace)", code, msg)

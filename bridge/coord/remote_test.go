@@ -15,15 +15,21 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
-// serveHub runs a coordination service on loopback over its own database.
+// serveHub runs a coordination service on loopback over cfg.Store, or over
+// a database of its own if that is nil.
 func serveHub(t *testing.T, cfg hub.Config) (url, token string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
-	if err != nil {
-		t.Fatal(err)
+	st := cfg.Store
+	if st == nil {
+		var err error
+		if st, err = store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
 	}
-	if token, err = st.CreateToken(ctx, "mygame", ""); err != nil {
+	token, err := st.CreateToken(ctx, "mygame", "")
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Store = st
@@ -33,7 +39,7 @@ func serveHub(t *testing.T, cfg hub.Config) (url, token string) {
 	}
 	done := make(chan struct{})
 	go func() { hub.New(cfg).Serve(ctx, l); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + l.Addr().String(), token
 }
 
@@ -58,14 +64,25 @@ func remoteCoord(t *testing.T, url, token, actor string) *Coordinator {
 // history the service deleted adopts resyncFrom, rebuilds its projections
 // from there, and tells the agent.
 func TestRemoteResyncAfterRetention(t *testing.T) {
-	url, token := serveHub(t, hub.Config{Retention: 100 * time.Millisecond, SweepEvery: 20 * time.Millisecond})
+	// Retention runs here when the test says, not on a timer, so a slow
+	// machine cannot let it delete more than the test means it to.
+	hubSt, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hubSt.Close() })
+	url, token := serveHub(t, hub.Config{Store: hubSt})
 	ada := remoteCoord(t, url, token, "ada@example.com")
 	old, err := ada.Claim(context.Background(), []string{"src/**"}, true, "old", time.Hour, "")
 	if err != nil || old.Status != "granted" {
 		t.Fatalf("claim: %v %+v", err, old)
 	}
-	// Let retention delete it, then log something new.
-	time.Sleep(400 * time.Millisecond)
+	// Retention deletes everything logged so far, then something new is logged.
+	time.Sleep(5 * time.Millisecond)
+	cut := time.Now()
+	if res, err := hubSt.Sweep(context.Background(), cut, func(string) time.Duration { return time.Nanosecond }, nil); err != nil || res.Deleted == 0 {
+		t.Fatalf("sweep: %v %+v", err, res)
+	}
 	if _, err := ada.PublishIntent(context.Background(), "after the sweep", []string{"docs/**"}, "", 0); err != nil {
 		t.Fatal(err)
 	}
