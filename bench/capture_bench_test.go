@@ -21,11 +21,12 @@ import (
 // event stored); "bare" is the same adapter streaming to a bare
 // coder/websocket read loop that only reads frames, for the ratio.
 func BenchmarkCaptureStream(b *testing.B) {
-	n := max(b.N, 1000)
-	if n > 1_000_000 {
-		n = 1_000_000
-	}
+	// Each sub-benchmark streams its own b.N events (at least 1,000, at most
+	// 1,000,000): the parent runs once with b.N = 1, so a count taken from
+	// it would stream 1,000 events whatever -benchtime says.
+	events := func(b *testing.B) int { return min(max(b.N, 1000), 1_000_000) }
 	b.Run("bare", func(b *testing.B) {
+		n := events(b)
 		ctrl, err := adaptertest.NewController()
 		if err != nil {
 			b.Fatal(err)
@@ -62,6 +63,7 @@ func BenchmarkCaptureStream(b *testing.B) {
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "events/s")
 	})
 	b.Run("controller+store", func(b *testing.B) {
+		n := events(b)
 		dir := b.TempDir()
 		st, err := store.Open(context.Background(), filepath.Join(dir, "captures.db"), nil)
 		if err != nil {
