@@ -11,6 +11,15 @@ import (
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
+// The statements Page runs inside its read transaction, prepared at Open.
+const (
+	pageWorkspaceSQL = "SELECT id, retained_through, plan FROM workspaces WHERE name = ?"
+	pageAllSQL       = "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?"
+	pageKindSQL      = "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"
+)
+
+var readTxStatements = []string{pageWorkspaceSQL, pageAllSQL, pageKindSQL}
+
 // Page limits.
 const (
 	DefaultPageLimit = 100
@@ -86,7 +95,7 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	defer tx.Rollback()
 	var ws, watermark int64
 	var plan string
-	wrows, err := s.readTxQuery(ctx, tx, "SELECT id, retained_through, plan FROM workspaces WHERE name = ?", q.Workspace)
+	wrows, err := s.readTxQuery(ctx, tx, pageWorkspaceSQL, q.Workspace)
 	if err == nil {
 		if wrows.Next() {
 			err = wrows.Scan(&ws, &watermark, &plan)
@@ -108,9 +117,9 @@ func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	}
 	var rows *sql.Rows
 	if q.Kind == "" {
-		rows, err = s.readTxQuery(ctx, tx, "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?", opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readTxQuery(ctx, tx, pageAllSQL, opID(ws, q.After), opID(ws+1, 0), limit+1)
 	} else {
-		rows, err = s.readTxQuery(ctx, tx, "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?", kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readTxQuery(ctx, tx, pageKindSQL, kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)

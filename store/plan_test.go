@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +160,36 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d envelopes, WAL started over %d times, WAL file %d KiB", i, restarts, fi.Size()>>10)
+}
+
+// Many concurrent pages on a store just opened: every read connection may
+// be inside a page's transaction at once, and none may wait for another
+// connection (preparing a statement used to, so they waited for each other
+// until their contexts ended).
+func TestConcurrentPagesOnAFreshStore(t *testing.T) {
+	for trial := range 5 {
+		s := openTemp(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var wg sync.WaitGroup
+		errs := make(chan error, 32)
+		for i := range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				q := PageQuery{Workspace: "mygame"}
+				if i%2 == 1 {
+					q.Kind = protocol.KindClaim
+				}
+				if _, err := s.Page(ctx, q); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		cancel()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+	}
 }

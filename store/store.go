@@ -152,6 +152,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	r.SetMaxOpenConns(o.Readers)
 	r.SetMaxIdleConns(o.Readers)
 	s.r = r
+	for _, q := range readTxStatements {
+		if _, err := s.rstmt(ctx, q); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store: prepare: %w", err)
+		}
+	}
 	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint))
 	if err != nil {
 		s.Close()
@@ -191,18 +197,27 @@ func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...an
 
 // rstmt returns q prepared on the read pool, preparing it on first use:
 // with modernc, preparing costs more than running most of these queries.
-// Query texts come from a fixed set, so the cache stays small.
+// Query texts come from a fixed set, so the cache stays small. Preparing
+// takes a pool connection, so it happens outside rmu (and never from
+// inside a read transaction: see readTxQuery).
 func (s *Store) rstmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	s.rmu.Lock()
-	defer s.rmu.Unlock()
 	st, ok := s.rstmts[q]
-	if !ok {
-		var err error
-		if st, err = s.r.PrepareContext(ctx, q); err != nil {
-			return nil, err
-		}
-		s.rstmts[q] = st
+	s.rmu.Unlock()
+	if ok {
+		return st, nil
 	}
+	st, err := s.r.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if prev, ok := s.rstmts[q]; ok { // another caller prepared it meanwhile
+		st.Close()
+		return prev, nil
+	}
+	s.rstmts[q] = st
 	return st, nil
 }
 
@@ -224,11 +239,16 @@ func (s *Store) readQueryRow(ctx context.Context, q string, args ...any) *sql.Ro
 	return st.QueryRowContext(ctx, args...)
 }
 
-// readTx runs q in a read transaction through its prepared statement.
+// readTxQuery runs q in a read transaction through its statement, which
+// Open prepared (readTxStatements): preparing now would need a second
+// pool connection while tx holds one, and with every connection held by
+// such a transaction none would come.
 func (s *Store) readTxQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	st, err := s.rstmt(ctx, q)
-	if err != nil {
-		return nil, err
+	s.rmu.Lock()
+	st := s.rstmts[q]
+	s.rmu.Unlock()
+	if st == nil {
+		return tx.QueryContext(ctx, q, args...) // compiled on tx's own connection
 	}
 	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 }
