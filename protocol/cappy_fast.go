@@ -48,7 +48,9 @@ func parseEventFast(data []byte) (e *Event, ok bool) {
 			return nil, false
 		}
 		p := r[:len(r)-1]
-		if len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+		// Exactly one object, no white space around it: json.Valid allows
+		// trailing space, which the strict decoder would not keep.
+		if len(p) < 2 || p[0] != '{' || p[len(p)-1] != '}' || !json.Valid(p) {
 			return nil, false
 		}
 		e.Payload = append(json.RawMessage(nil), p...)

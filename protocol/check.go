@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 )
 
 // Size limits of the protocol. The service's 1 MiB body limit bounds the
@@ -51,7 +53,9 @@ func (c *checker) text(field, v string, max int, required bool) {
 }
 
 // id checks an identifier: 1 to MaxIDBytes bytes of UTF-8 without control
-// characters or surrounding space.
+// characters or surrounding space, and unchanged by sanitize.Line: ids of
+// other agents reach an agent as they are, so none may carry invisible,
+// bidi or tag characters, or white space other than single inner spaces.
 func (c *checker) id(field, v string, required bool) {
 	switch {
 	case v == "":
@@ -66,6 +70,8 @@ func (c *checker) id(field, v string, required bool) {
 		c.fail(field, "contains a control character")
 	case strings.TrimSpace(v) != v:
 		c.fail(field, "has leading or trailing space")
+	case sanitize.Line(v, 0) != v:
+		c.fail(field, "contains invisible, bidi or tag characters, or white space other than single spaces")
 	}
 }
 

@@ -203,6 +203,9 @@ func TestEnvelopeRejections(t *testing.T) {
 		}},
 		{"patch too large", "transaction-created.json", "payload.patch", func(m map[string]any) { payload(m)["patch"] = strings.Repeat("x", MaxPatchBytes+1) }},
 		{"control char in id", "intent-published.json", "id", func(m map[string]any) { m["id"] = "int\x0001" }},
+		{"tag characters in id", "intent-published.json", "id", func(m map[string]any) { m["id"] = "int_x\U000E0049\U000E0047"; payload(m)["id"] = m["id"] }},
+		{"bidi override in actorId", "intent-published.json", "actorId", func(m map[string]any) { m["actorId"] = "ada\u202e@example.com" }},
+		{"zero-width space in payload id", "claim-created.json", "payload.id", func(m map[string]any) { payload(m)["id"] = "clm\u200b1" }},
 		{"payload wrong shape", "intent-published.json", "payload", func(m map[string]any) { m["payload"] = []int{1} }},
 	}
 	for _, tc := range cases {
@@ -224,6 +227,11 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	}
 	_, err := DecodeIngestRequest([]byte(`{"envelope":null}`), KindClaim)
 	assertField(t, err, "envelope")
+	// A missing envelope is named as such, not as its first missing field.
+	_, err = DecodeIngestRequest([]byte(`{}`), KindClaim)
+	if err == nil || !strings.Contains(err.Error(), "envelope: required") {
+		t.Fatalf("DecodeIngestRequest({}) = %v, want envelope: required", err)
+	}
 	_, err = DecodeIngestRequest([]byte(`{"envelope":{},"extra":1}`), KindClaim)
 	if err == nil {
 		t.Fatal("extra field accepted")

@@ -29,12 +29,12 @@ func DecodeIngestRequest(data []byte, kind Kind) (*Envelope, error) {
 	fast := struct {
 		Envelope *plainEnvelope `json:"envelope"`
 	}{p}
-	if decodeStrict(data, &fast, "") == nil && fast.Envelope != nil {
-		e := new(Envelope)
-		if err := e.finish(p, raw); err != nil {
-			return nil, jsonFieldError(err, "envelope")
+	if decodeStrict(data, &fast, "") == nil {
+		if e := new(Envelope); e.finish(p, raw) == nil {
+			return checkIngest(e, kind)
 		}
-		return checkIngest(e, kind)
+		// fast.Envelope starts non-nil, so a body without an envelope
+		// also lands here: the slow path names what is missing.
 	}
 	// Slow path, for failures: decode in steps so the error names its field.
 	var req struct {

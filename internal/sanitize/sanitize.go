@@ -209,7 +209,7 @@ func dropped(r rune) bool {
 	case r < 0xe000:
 		return r >= 0x200b && r <= 0x200f || // zero width space/non-joiner/joiner, LRM, RLM
 			r >= 0x202a && r <= 0x202e || // bidi embeddings and overrides
-			r >= 0x2060 && r <= 0x2069 || // word joiner, invisible operators, bidi isolates
+			r >= 0x2060 && r <= 0x206f || // word joiner, invisible operators, bidi isolates, deprecated format controls
 			r == 0x3164 // Hangul filler
 	case r <= 0xf8ff:
 		return true // private use area
@@ -219,8 +219,11 @@ func dropped(r rune) bool {
 			r == 0xffa0 || // halfwidth Hangul filler
 			r >= 0xfff0 && r <= 0xfffb // reserved, interlinear annotation
 	default:
-		return r >= 0x1d173 && r <= 0x1d17a || // musical symbol formatting
-			r >= 0xe0000 && r <= 0xe0fff || // tags, variation selectors supplement
-			r >= 0xf0000 // supplementary private use areas A and B
+		return r >= 0xe0000 && r <= 0xe0fff || // tags, variation selectors supplement
+			r >= 0xf0000 || // supplementary private use areas A and B
+			// Every other invisible format character (Cf: musical symbol
+			// formatting, shorthand and hieroglyph format controls, ...),
+			// except the two visible number marks of Kaithi.
+			unicode.Is(unicode.Cf, r) && r != 0x110bd && r != 0x110cd
 	}
 }

@@ -27,7 +27,15 @@ var removedRanges = [][2]rune{
 	{0xffffe, 0xfffff}, {0x10fffe, 0x10ffff},
 }
 
+// visibleCf are the format characters (Cf) that render as visible signs:
+// the prepended number marks. Every other Cf rune must be removed.
+var visibleCf = map[rune]bool{0x0600: true, 0x0601: true, 0x0602: true, 0x0603: true, 0x0604: true, 0x0605: true,
+	0x06dd: true, 0x070f: true, 0x0890: true, 0x0891: true, 0x08e2: true, 0x110bd: true, 0x110cd: true}
+
 func isRemoved(r rune) bool {
+	if unicode.Is(unicode.Cf, r) && !visibleCf[r] {
+		return true
+	}
 	for _, rg := range removedRanges {
 		if r >= rg[0] && r <= rg[1] {
 			return true
@@ -346,5 +354,15 @@ func BenchmarkLineClean(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sink = Line(s, 200)
+	}
+}
+
+// Every invisible format character (Unicode category Cf) is removed, except
+// the prepended number marks, which render as visible signs.
+func TestEveryFormatCharacterRemoved(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if unicode.Is(unicode.Cf, r) && !visibleCf[r] && Text("a"+string(r)+"b", 0) != "ab" {
+			t.Errorf("%U (Cf) survives Text", r)
+		}
 	}
 }
