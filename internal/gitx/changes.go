@@ -11,20 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-)
 
-// FileChange.Status values.
-const (
-	StatusAdded    = "added"
-	StatusModified = "modified" // also type changes (file <-> symlink) and unmerged paths
-	StatusDeleted  = "deleted"
-	StatusRenamed  = "renamed"
+	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 // FileChange is one changed path of [Changes].
 type FileChange struct {
-	Path   string // repository-relative with '/'; for a rename, the new path
-	Status string // StatusAdded, StatusModified, StatusDeleted or StatusRenamed
+	Path   string              // repository-relative with '/'; for a rename, the new path
+	Status protocol.FileStatus // modified also for type changes (file <-> symlink) and unmerged paths
 	// Additions and Deletions count lines; both are 0 for binary files.
 	Additions, Deletions int64
 	OldPath              string // the path in HEAD, for renames only
@@ -168,7 +162,7 @@ func (r *Repo) tempIndex(ctx context.Context, paths []string, blob string) (inde
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	index = filepath.Join(dir, "index")
-	if err := copyFile(r.indexFile(), index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := copyFile(r.index, index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		cleanup()
 		return "", nil, fmt.Errorf("gitx: temporary index: %w", err)
 	}
@@ -249,7 +243,7 @@ func parseRawNumstat(out []byte) ([]FileChange, error) {
 			if j, ok := at[fc.Path]; ok {
 				// An unmerged path can be listed twice; keep the more
 				// telling status.
-				if files[j].Status == StatusModified {
+				if files[j].Status == protocol.FileModified {
 					files[j].Status, files[j].OldPath = fc.Status, fc.OldPath
 				}
 				continue
@@ -292,16 +286,16 @@ func parseCount(s string) (int64, error) {
 }
 
 // statusName maps a git diff status letter to a FileChange status.
-func statusName(c byte) string {
+func statusName(c byte) protocol.FileStatus {
 	switch c {
 	case 'A', 'C':
-		return StatusAdded
+		return protocol.FileAdded
 	case 'D':
-		return StatusDeleted
+		return protocol.FileDeleted
 	case 'R':
-		return StatusRenamed
+		return protocol.FileRenamed
 	default: // M, T (type change), U (unmerged), X
-		return StatusModified
+		return protocol.FileModified
 	}
 }
 

@@ -112,25 +112,10 @@ func revParseLines(out []byte) (lines []string, oldGit bool) {
 	return lines, false
 }
 
-// workDir is where git commands run: the worktree root, so paths in their
+// git runs a git command at the worktree root, so paths in its
 // output are repository-relative.
-func (r *Repo) workDir() string {
-	if r.Top != "" {
-		return r.Top
-	}
-	return r.Dir
-}
-
 func (r *Repo) git(ctx context.Context, o cmdOpts, sub string, args ...string) ([]byte, bool, error) {
-	return run(ctx, r.workDir(), o, sub, args...)
-}
-
-// indexFile is the index git uses for this worktree.
-func (r *Repo) indexFile() string {
-	if r.index != "" {
-		return r.index
-	}
-	return filepath.Join(r.GitDir, "index")
+	return run(ctx, r.Top, o, sub, args...)
 }
 
 // UserEmail returns git config user.email as git resolves it for this
@@ -215,7 +200,7 @@ func (r *Repo) HooksDir(ctx context.Context) (string, error) {
 	}
 	p := lines[0]
 	if oldGit && !filepath.IsAbs(p) {
-		p = filepath.Join(r.workDir(), p)
+		p = filepath.Join(r.Top, p)
 	}
 	return filepath.Clean(p), nil
 }

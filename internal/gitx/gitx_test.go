@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 func TestMain(m *testing.M) {
@@ -245,8 +247,8 @@ func TestOpenWorktree(t *testing.T) {
 	wtr.git("add", "new.txt")
 	c := wtr.changes(1 << 20)
 	checkFiles(t, c.Files, []FileChange{
-		{Path: "a.txt", Status: StatusModified, Additions: 1},
-		{Path: "new.txt", Status: StatusAdded, Additions: 1},
+		{Path: "a.txt", Status: protocol.FileModified, Additions: 1},
+		{Path: "new.txt", Status: protocol.FileAdded, Additions: 1},
 	})
 	if c.Branch != "feature" {
 		t.Errorf("Branch = %q", c.Branch)
@@ -276,10 +278,10 @@ func TestNoCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFiles(t, c.Files, []FileChange{
-		{Path: ".gitignore", Status: StatusAdded, Additions: 1},
-		{Path: "bin.dat", Status: StatusAdded},
-		{Path: "staged.txt", Status: StatusAdded, Additions: 2},
-		{Path: "untracked.txt", Status: StatusAdded, Additions: 1},
+		{Path: ".gitignore", Status: protocol.FileAdded, Additions: 1},
+		{Path: "bin.dat", Status: protocol.FileAdded},
+		{Path: "staged.txt", Status: protocol.FileAdded, Additions: 2},
+		{Path: "untracked.txt", Status: protocol.FileAdded, Additions: 1},
 	})
 	if c.BaseCommit != "" || c.Branch != "main" || c.Truncated {
 		t.Errorf("BaseCommit %q Branch %q Truncated %v", c.BaseCommit, c.Branch, c.Truncated)
@@ -303,7 +305,7 @@ func TestNoCommitsNoIndex(t *testing.T) {
 		t.Fatal("index exists")
 	}
 	c := tr.changes(1000)
-	checkFiles(t, c.Files, []FileChange{{Path: "a.txt", Status: StatusAdded, Additions: 1}})
+	checkFiles(t, c.Files, []FileChange{{Path: "a.txt", Status: protocol.FileAdded, Additions: 1}})
 	if !strings.Contains(c.Patch, "+++ b/a.txt\n@@ -0,0 +1 @@\n+a\n") {
 		t.Errorf("patch:\n%s", c.Patch)
 	}
@@ -343,15 +345,15 @@ func TestChanges(t *testing.T) {
 
 	c := tr.changes(1 << 20)
 	checkFiles(t, c.Files, []FileChange{
-		{Path: "modified.txt", Status: StatusModified, Additions: 2, Deletions: 1},
-		{Path: "deleted.txt", Status: StatusDeleted, Deletions: 3},
-		{Path: "gitmv-new.txt", Status: StatusRenamed, OldPath: "gitmv-old.txt"},
-		{Path: "plainmv-new.txt", Status: StatusRenamed, OldPath: "plainmv-old.txt"},
-		{Path: "bin.dat", Status: StatusModified},
-		{Path: "staged-new.txt", Status: StatusAdded, Additions: 2},
-		{Path: "staged-then-edited.txt", Status: StatusModified, Additions: 2},
-		{Path: "untracked/deep/u.txt", Status: StatusAdded, Additions: 3},
-		{Path: "empty.txt", Status: StatusAdded},
+		{Path: "modified.txt", Status: protocol.FileModified, Additions: 2, Deletions: 1},
+		{Path: "deleted.txt", Status: protocol.FileDeleted, Deletions: 3},
+		{Path: "gitmv-new.txt", Status: protocol.FileRenamed, OldPath: "gitmv-old.txt"},
+		{Path: "plainmv-new.txt", Status: protocol.FileRenamed, OldPath: "plainmv-old.txt"},
+		{Path: "bin.dat", Status: protocol.FileModified},
+		{Path: "staged-new.txt", Status: protocol.FileAdded, Additions: 2},
+		{Path: "staged-then-edited.txt", Status: protocol.FileModified, Additions: 2},
+		{Path: "untracked/deep/u.txt", Status: protocol.FileAdded, Additions: 3},
+		{Path: "empty.txt", Status: protocol.FileAdded},
 	})
 	if c.BaseCommit != base || c.Branch != "main" || c.Truncated {
 		t.Errorf("BaseCommit %q (want %q) Branch %q Truncated %v", c.BaseCommit, base, c.Branch, c.Truncated)
@@ -612,10 +614,10 @@ func TestUnicodeAndSpaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFiles(t, c.Files, []FileChange{
-		{Path: mod, Status: StatusModified, Additions: 1},
-		{Path: moved, Status: StatusRenamed, OldPath: old},
-		{Path: added, Status: StatusAdded, Additions: 1},
-		{Path: tab, Status: StatusAdded, Additions: 1},
+		{Path: mod, Status: protocol.FileModified, Additions: 1},
+		{Path: moved, Status: protocol.FileRenamed, OldPath: old},
+		{Path: added, Status: protocol.FileAdded, Additions: 1},
+		{Path: tab, Status: protocol.FileAdded, Additions: 1},
 	})
 	if !strings.Contains(c.Patch, "diff --git a/"+mod+" b/"+mod+"\n") {
 		t.Errorf("patch does not show the unicode path unquoted:\n%s", c.Patch)
@@ -659,9 +661,9 @@ func TestHostileConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFiles(t, c.Files, []FileChange{
-		{Path: "sub/é.txt", Status: StatusRenamed, OldPath: "sub/a.txt"},
-		{Path: "b.txt", Status: StatusModified, Additions: 1},
-		{Path: "sub/untracked.txt", Status: StatusAdded, Additions: 1},
+		{Path: "sub/é.txt", Status: protocol.FileRenamed, OldPath: "sub/a.txt"},
+		{Path: "b.txt", Status: protocol.FileModified, Additions: 1},
+		{Path: "sub/untracked.txt", Status: protocol.FileAdded, Additions: 1},
 	})
 	if !strings.Contains(c.Patch, "diff --git a/b.txt b/b.txt\n") || strings.Contains(c.Patch, "\x1b[") {
 		t.Errorf("patch format changed by config:\n%s", c.Patch)
@@ -683,8 +685,8 @@ func TestSHA256(t *testing.T) {
 	tr.git("add", "a.txt")
 	c := tr.changes(1000)
 	checkFiles(t, c.Files, []FileChange{
-		{Path: "a.txt", Status: StatusAdded, Additions: 1},
-		{Path: "u.txt", Status: StatusAdded, Additions: 1},
+		{Path: "a.txt", Status: protocol.FileAdded, Additions: 1},
+		{Path: "u.txt", Status: protocol.FileAdded, Additions: 1},
 	})
 	base := tr.commitAll("init")
 	tr.write("v.txt", "v\n")
@@ -692,7 +694,7 @@ func TestSHA256(t *testing.T) {
 	if len(base) != 64 || c.BaseCommit != base {
 		t.Errorf("BaseCommit = %q, want %q", c.BaseCommit, base)
 	}
-	checkFiles(t, c.Files, []FileChange{{Path: "v.txt", Status: StatusAdded, Additions: 1}})
+	checkFiles(t, c.Files, []FileChange{{Path: "v.txt", Status: protocol.FileAdded, Additions: 1}})
 }
 
 func TestChangesConflict(t *testing.T) {
@@ -711,7 +713,7 @@ func TestChangesConflict(t *testing.T) {
 		t.Fatal("merge did not conflict")
 	}
 	c := tr.changes(1 << 20)
-	if len(c.Files) != 1 || c.Files[0].Path != "c.txt" || c.Files[0].Status != StatusModified {
+	if len(c.Files) != 1 || c.Files[0].Path != "c.txt" || c.Files[0].Status != protocol.FileModified {
 		t.Errorf("conflict: %+v", c.Files)
 	}
 	staged, err := tr.open().StagedPaths(context.Background())
@@ -728,7 +730,7 @@ func TestNestedRepoIgnored(t *testing.T) {
 	tr.write("nested/n.txt", "n\n")
 	tr.write("b.txt", "b\n")
 	c := tr.changes(1000)
-	checkFiles(t, c.Files, []FileChange{{Path: "b.txt", Status: StatusAdded, Additions: 1}})
+	checkFiles(t, c.Files, []FileChange{{Path: "b.txt", Status: protocol.FileAdded, Additions: 1}})
 }
 
 func TestContextCanceled(t *testing.T) {
@@ -782,10 +784,10 @@ func TestParseRawNumstat(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []FileChange{
-		{Path: "m.txt", Status: StatusModified, Additions: 3, Deletions: 1},
-		{Path: "new", Status: StatusRenamed, OldPath: "old", Additions: 2, Deletions: 5},
-		{Path: "bin", Status: StatusAdded},
-		{Path: "gone", Status: StatusDeleted, Deletions: 4},
+		{Path: "m.txt", Status: protocol.FileModified, Additions: 3, Deletions: 1},
+		{Path: "new", Status: protocol.FileRenamed, OldPath: "old", Additions: 2, Deletions: 5},
+		{Path: "bin", Status: protocol.FileAdded},
+		{Path: "gone", Status: protocol.FileDeleted, Deletions: 4},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
