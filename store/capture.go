@@ -107,6 +107,16 @@ func (s *Store) UpdateCapture(ctx context.Context, op string, u CaptureUpdate) e
 	return nil
 }
 
+// The statements AppendEvents runs besides the capture_events inserts,
+// prepared on the writer at Open (see writerStatements).
+const updCaptureProgress = "UPDATE captures SET events = ?, last_t = ? WHERE op = ?"
+
+var captureStatements = []string{updCaptureProgress}
+
+// appendChunk is how many events AppendEvents encodes at a time: the
+// largest prepared multi-row insert.
+const appendChunk = 128
+
 // AppendEvents stores a batch of an operation's events in one commit and
 // moves its counters. Events arrive in seq order.
 func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEvent) error {
@@ -118,12 +128,11 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 		return fmt.Errorf("append events: %w", err)
 	}
 	defer tx.Rollback()
-	const chunk = 128
-	for len(events) > 0 {
-		n := min(len(events), chunk)
-		q := "INSERT INTO capture_events (op, seq, t, event, duration_ms, payload, received_us) VALUES " + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", n), ",")
-		args := make([]any, 0, n*7)
-		for _, e := range events[:n] {
+	args := make([]any, 0, min(len(events), appendChunk)*insertTables[insCaptureEvents].cols)
+	for rest := events; len(rest) > 0; {
+		n := min(len(rest), appendChunk)
+		args = args[:0]
+		for _, e := range rest[:n] {
 			var dur any
 			if e.DurationMs != nil {
 				dur = *e.DurationMs
@@ -134,14 +143,14 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 			}
 			args = append(args, op, e.Seq, e.T, e.Event, dur, payload, micros(e.ReceivedAt))
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if err := s.insertRows(ctx, tx, insCaptureEvents, args); err != nil {
 			return fmt.Errorf("append events: %w", err)
 		}
-		last := events[n-1]
-		if _, err := tx.ExecContext(ctx, "UPDATE captures SET events = ?, last_t = ? WHERE op = ?", last.Seq, last.T, op); err != nil {
-			return fmt.Errorf("append events: %w", err)
-		}
-		events = events[n:]
+		rest = rest[n:]
+	}
+	last := events[len(events)-1]
+	if _, err := s.txExec(ctx, tx, updCaptureProgress, last.Seq, last.T, op); err != nil {
+		return fmt.Errorf("append events: %w", err)
 	}
 	return tx.Commit()
 }

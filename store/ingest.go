@@ -52,13 +52,28 @@ func (it *Item) prepare() error {
 	if it.body != nil {
 		return nil
 	}
-	body, err := it.Envelope.Canonical()
+	body, err := encodeEnvelope(it.Envelope)
 	if err != nil {
 		return fmt.Errorf("encode envelope: %w", err)
 	}
 	it.body, it.hash = body, sha256.Sum256(body)
 	return nil
 }
+
+// prepareEarly is prepare for the callers that encode before taking the
+// writer: an item with NextSequence is encoded only once its
+// clientSequence is decided, inside the commit (see decide), so encoding
+// it earlier would be wasted.
+func (it *Item) prepareEarly() error {
+	if it.NextSequence {
+		return nil
+	}
+	return it.prepare()
+}
+
+// encodeEnvelope is (*protocol.Envelope).Canonical, through a variable so
+// that tests can count the encodings.
+var encodeEnvelope = (*protocol.Envelope).Canonical
 
 // Result is the outcome of one Item.
 type Result struct {
@@ -82,7 +97,7 @@ type Result struct {
 func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error) {
 	results := make([]Result, len(items))
 	for i := range items {
-		if err := items[i].prepare(); err != nil {
+		if err := items[i].prepareEarly(); err != nil {
 			results[i].Err = err
 		}
 	}
@@ -200,7 +215,7 @@ func (b *batch) load(items []Item, results []Result) error {
 	}
 	for ws, names := range replicas {
 		arg, _ := json.Marshal(names)
-		rows, err := b.query(selectReplicasSQL, ws, string(arg))
+		rows, err := b.s.txQuery(b.ctx, b.tx, selectReplicasSQL, ws, string(arg))
 		if err != nil {
 			return fmt.Errorf("ingest: read replicas: %w", err)
 		}
@@ -221,7 +236,7 @@ func (b *batch) load(items []Item, results []Result) error {
 	}
 	for ws, names := range ids {
 		arg, _ := json.Marshal(names)
-		rows, err := b.query(selectEntitiesSQL, ws, string(arg))
+		rows, err := b.s.txQuery(b.ctx, b.tx, selectEntitiesSQL, ws, string(arg))
 		if err != nil {
 			return fmt.Errorf("ingest: read entities: %w", err)
 		}
@@ -241,33 +256,6 @@ func (b *batch) load(items []Item, results []Result) error {
 	return nil
 }
 
-// stmt returns the transaction's handle on a statement prepared when the
-// Store opened (see prepareWriter).
-func (b *batch) stmt(query string) (*sql.Stmt, error) {
-	st, ok := b.s.stmts[query]
-	if !ok {
-		return nil, fmt.Errorf("ingest: statement not prepared: %s", query)
-	}
-	return b.tx.StmtContext(b.ctx, st), nil
-}
-
-func (b *batch) query(q string, args ...any) (*sql.Rows, error) {
-	st, err := b.stmt(q)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(b.ctx, args...)
-}
-
-func (b *batch) exec(q string, args ...any) error {
-	st, err := b.stmt(q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(b.ctx, args...)
-	return err
-}
-
 func (b *batch) workspace(name string) (*wsState, error) {
 	if st, ok := b.ws[name]; ok {
 		return st, nil
@@ -277,20 +265,11 @@ func (b *batch) workspace(name string) (*wsState, error) {
 		return nil, err
 	}
 	st := &wsState{id: id}
-	rows, err := b.query(selectHeadSQL, opID(id, 0), opID(id+1, 0), id)
-	if err == nil {
-		if rows.Next() {
-			var retained, retainedUs, last, lastUs int64
-			err = rows.Scan(&retained, &retainedUs, &last, &lastUs)
-			st.head, st.lastUs = max(retained, opSeq(last)), max(retainedUs, lastUs)
-		} else {
-			err = sql.ErrNoRows
-		}
-		err = errors.Join(err, rows.Close())
-	}
-	if err != nil {
+	var retained, retainedUs, last, lastUs int64
+	if err := b.s.txQueryRow(b.ctx, b.tx, selectHeadSQL, opID(id, 0), opID(id+1, 0), id).Scan(&retained, &retainedUs, &last, &lastUs); err != nil {
 		return nil, fmt.Errorf("ingest: read head: %w", err)
 	}
+	st.head, st.lastUs = max(retained, opSeq(last)), max(retainedUs, lastUs)
 	b.ws[name] = st
 	return st, nil
 }
@@ -369,11 +348,7 @@ func (b *batch) receipt(k receiptKey) (receiptRow, bool, error) {
 	}
 	var r receiptRow
 	var hash []byte
-	st, err := b.stmt(selectReceiptSQL)
-	if err != nil {
-		return r, false, err
-	}
-	err = st.QueryRowContext(b.ctx, k.ws, k.replica, k.clientSeq).Scan(&r.id, &r.seq, &r.ingUs, &hash)
+	err := b.s.txQueryRow(b.ctx, b.tx, selectReceiptSQL, k.ws, k.replica, k.clientSeq).Scan(&r.id, &r.seq, &r.ingUs, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -407,9 +382,12 @@ func (b *batch) project(items []Item, results []Result) error {
 
 // flush writes the batch's rows with multi-row inserts.
 func (b *batch) flush() error {
-	for i, rows := range [][]any{b.ops, b.receipts, b.entities} {
-		if err := b.insert(insertTables[i].table, insertTables[i].cols, rows); err != nil {
-			return err
+	for _, w := range [...]struct {
+		table int
+		rows  []any
+	}{{insOps, b.ops}, {insReceipts, b.receipts}, {insEntities, b.entities}} {
+		if err := b.s.insertRows(b.ctx, b.tx, w.table, w.rows); err != nil {
+			return fmt.Errorf("ingest: %w", err)
 		}
 	}
 	return nil
@@ -417,39 +395,57 @@ func (b *batch) flush() error {
 
 // insertChunks are the row counts of the prepared multi-row inserts; a
 // batch of n rows is written as n's binary decomposition.
-var insertChunks = []int{128, 64, 32, 16, 8, 4, 2, 1}
+var insertChunks = [...]int{128, 64, 32, 16, 8, 4, 2, 1}
 
-var insertTables = []struct {
+// The tables written with multi-row inserts, indexes into insertTables.
+const (
+	insOps = iota
+	insReceipts
+	insEntities
+	insCaptureEvents
+)
+
+var insertTables = [...]struct {
 	table string
 	cols  int
 }{
-	{"ops (id, kind, ingested_us, body)", 4},
-	{"receipts (ws, replica, client_seq, id, seq, ingested_us, hash)", 7},
-	{"entities (ws, id, kind)", 3},
+	insOps:           {"ops (id, kind, ingested_us, body)", 4},
+	insReceipts:      {"receipts (ws, replica, client_seq, id, seq, ingested_us, hash)", 7},
+	insEntities:      {"entities (ws, id, kind)", 3},
+	insCaptureEvents: {"capture_events (op, seq, t, event, duration_ms, payload, received_us)", 7},
 }
 
+// insertStmts are the multi-row inserts prepared at Open: [t][k] writes
+// insertChunks[k] rows into insertTables[t].
+type insertStmts [len(insertTables)][len(insertChunks)]*sql.Stmt
+
+// insertSQL is the text of a multi-row insert of rows rows into table.
 func insertSQL(table string, cols, rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
 	return "INSERT INTO " + table + " VALUES " + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
 }
 
-// writerStatements lists every statement a batch runs, for prepareWriter.
+// writerStatements lists the statements, other than the multi-row
+// inserts, that the writer's transactions run: prepareWriter prepares
+// them at Open.
 func writerStatements() []string {
-	qs := append([]string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}, projectionStatements...)
-	for _, t := range insertTables {
-		for _, n := range insertChunks {
-			qs = append(qs, insertSQL(t.table, t.cols, n))
-		}
-	}
-	return qs
+	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}
+	qs = append(qs, projectionStatements...)
+	qs = append(qs, captureStatements...)
+	return append(qs, mirrorStatements...)
 }
 
-// insert writes args (cols values per row) with the prepared multi-row inserts.
-func (b *batch) insert(table string, cols int, args []any) error {
-	for _, n := range insertChunks {
+// insertRows writes args (insertTables[t].cols values per row) into table
+// t in tx with the prepared multi-row inserts.
+func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, t int, args []any) error {
+	cols := insertTables[t].cols
+	if len(args)%cols != 0 {
+		return fmt.Errorf("insert into %s: %d values are not whole rows of %d", insertTables[t].table, len(args), cols)
+	}
+	for k, n := range insertChunks {
 		for len(args) >= n*cols {
-			if err := b.exec(insertSQL(table, cols, n), args[:n*cols]...); err != nil {
-				return fmt.Errorf("ingest: insert into %s: %w", table, err)
+			if _, err := tx.StmtContext(ctx, s.inserts[t][k]).ExecContext(ctx, args[:n*cols]...); err != nil {
+				return fmt.Errorf("insert into %s: %w", insertTables[t].table, err)
 			}
 			args = args[n*cols:]
 		}

@@ -91,8 +91,9 @@ func (in *Ingester) Ingest(ctx context.Context, workspace string, e *protocol.En
 // IngestItem is Ingest for an Item, for NextSequence.
 func (in *Ingester) IngestItem(ctx context.Context, it Item) (Result, error) {
 	p := &pending{item: it, wake: make(chan struct{}, 1)}
-	// Encoding and hashing happen before the queue, in parallel.
-	if err := p.item.prepare(); err != nil {
+	// Encoding and hashing happen before the queue, in parallel (for a
+	// NextSequence item, in the commit: its clientSequence is not known yet).
+	if err := p.item.prepareEarly(); err != nil {
 		return Result{Err: err}, nil
 	}
 	if err := ctx.Err(); err != nil {

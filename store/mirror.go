@@ -2,11 +2,36 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
+
+// The statements Mirror runs, prepared on the writer at Open (see
+// writerStatements).
+const (
+	insMirroredOp = "INSERT OR IGNORE INTO ops (id, kind, ingested_us, body) VALUES (?, ?, ?, ?)"
+	// Processes sharing this file mirror the same log; the cursor only moves on.
+	upsMirrorCursor = "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = max(seq, excluded.seq), updated_us = excluded.updated_us"
+)
+
+var mirrorStatements = []string{insMirroredOp, upsMirrorCursor}
+
+// ensureWorkspaceID resolves a workspace name to its id (from memory once
+// known), creating the workspace only when it does not exist yet.
+func (s *Store) ensureWorkspaceID(ctx context.Context, name string) (int64, error) {
+	id, err := s.workspaceID(ctx, s.r, name)
+	if !errors.Is(err, ErrNoWorkspace) {
+		return id, err
+	}
+	ws, err := s.EnsureWorkspace(ctx, name, "")
+	if err != nil {
+		return 0, err
+	}
+	return ws.ID, nil
+}
 
 // Mirror records operations read from a coordination service (in server
 // order, with their serverSequence and ingestedAt) in the local copy of
@@ -14,7 +39,8 @@ import (
 // cursor to cursor, all in one transaction. Operations already mirrored
 // are skipped, so a page read twice changes nothing.
 func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.Envelope, cursorName string, cursor int64) error {
-	if _, err := s.EnsureWorkspace(ctx, workspace, ""); err != nil {
+	ws, err := s.ensureWorkspaceID(ctx, workspace)
+	if err != nil {
 		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -22,9 +48,9 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 		return fmt.Errorf("mirror: %w", err)
 	}
 	defer tx.Rollback()
-	ws, err := s.workspaceID(ctx, tx, workspace)
+	ins, err := s.wstmt(ctx, tx, insMirroredOp)
 	if err != nil {
-		return err
+		return fmt.Errorf("mirror: %w", err)
 	}
 	have := make(map[int64]*protocol.Envelope, len(ops))
 	for _, e := range ops {
@@ -35,8 +61,7 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 		if err != nil {
 			return fmt.Errorf("mirror: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops (id, kind, ingested_us, body) VALUES (?, ?, ?, ?)",
-			opID(ws, e.ServerSequence), kindCode(e.Type.Kind()), micros(*e.IngestedAt), body); err != nil {
+		if _, err := ins.ExecContext(ctx, opID(ws, e.ServerSequence), kindCode(e.Type.Kind()), micros(*e.IngestedAt), body); err != nil {
 			return fmt.Errorf("mirror: %w", err)
 		}
 		have[e.ServerSequence] = e
@@ -46,9 +71,7 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 			return err
 		}
 	}
-	// Processes sharing this file mirror the same log; the cursor only moves on.
-	if _, err := tx.ExecContext(ctx, "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = max(seq, excluded.seq), updated_us = excluded.updated_us",
-		cursorName, cursor, micros(time.Now())); err != nil {
+	if _, err := s.txExec(ctx, tx, upsMirrorCursor, cursorName, cursor, micros(time.Now())); err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
 	return tx.Commit()
@@ -59,7 +82,8 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 // the mirrored log and the projections are dropped and rebuilt from the
 // operations after resyncFrom as they are read again.
 func (s *Store) Resync(ctx context.Context, workspace, cursorName string, resyncFrom int64) error {
-	if _, err := s.EnsureWorkspace(ctx, workspace, ""); err != nil {
+	ws, err := s.ensureWorkspaceID(ctx, workspace)
+	if err != nil {
 		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -67,16 +91,8 @@ func (s *Store) Resync(ctx context.Context, workspace, cursorName string, resync
 		return fmt.Errorf("resync: %w", err)
 	}
 	defer tx.Rollback()
-	ws, err := s.workspaceID(ctx, tx, workspace)
-	if err != nil {
-		return err
-	}
-	for _, q := range []string{
-		"DELETE FROM ops WHERE id > ? AND id < ?",
-	} {
-		if _, err := tx.ExecContext(ctx, q, opID(ws, 0), opID(ws+1, 0)); err != nil {
-			return fmt.Errorf("resync: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE id > ? AND id < ?", opID(ws, 0), opID(ws+1, 0)); err != nil {
+		return fmt.Errorf("resync: %w", err)
 	}
 	for _, q := range []string{"DELETE FROM proj WHERE ws = ?", "DELETE FROM proj_claim_patterns WHERE ws = ?"} {
 		if _, err := tx.ExecContext(ctx, q, ws); err != nil {

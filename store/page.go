@@ -11,14 +11,16 @@ import (
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-// The statements Page runs inside its read transaction, prepared at Open.
+// The statements Page runs inside its read transaction.
 const (
 	pageWorkspaceSQL = "SELECT id, retained_through, plan FROM workspaces WHERE name = ?"
 	pageAllSQL       = "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?"
 	pageKindSQL      = "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"
 )
 
-var readTxStatements = []string{pageWorkspaceSQL, pageAllSQL, pageKindSQL}
+// readTxStatements are the statements run inside read transactions (Page's
+// and OverlappingIntents'), prepared on the readers at Open (see readTxQuery).
+var readTxStatements = []string{pageWorkspaceSQL, pageAllSQL, pageKindSQL, selOverlap, selOverlapAll, selEntitiesByID}
 
 // Page limits.
 const (

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,26 +39,27 @@ func (s *Store) SetPresence(ctx context.Context, workspace string, p *protocol.P
 	}, nil
 }
 
+// presenceCols are the columns scanPresence reads.
+const presenceCols = "replica, actor, session, agent, status, updated_us"
+
 // MarkOffline sets replica offline if it has a presence that is not
-// offline yet, and returns the new presence (nil if nothing changed).
+// offline yet, and returns the new presence (nil if nothing changed). The
+// row returned is the one the update wrote: one statement, so no other
+// write can come between.
 func (s *Store) MarkOffline(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error) {
-	ws, err := s.workspaceID(ctx, s.w, workspace)
+	ws, err := s.workspaceID(ctx, s.r, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("mark offline: %w", err)
 	}
-	now := micros(time.Now())
-	res, err := s.w.ExecContext(ctx, "UPDATE presence SET status = 'offline', updated_us = ? WHERE ws = ? AND replica = ? AND status != 'offline'", now, ws, replica)
-	if err != nil {
-		return nil, fmt.Errorf("mark offline: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	p, err := scanPresence(s.w.QueryRowContext(ctx, "UPDATE presence SET status = 'offline', updated_us = ? WHERE ws = ? AND replica = ? AND status != 'offline' RETURNING "+presenceCols,
+		micros(time.Now()), ws, replica), workspace)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	list, err := s.presence(ctx, ws, workspace, replica)
-	if err != nil || len(list) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("mark offline: %w", err)
 	}
-	return list[0], nil
+	return p, nil
 }
 
 // Presence lists the presence of every replica of the workspace that ever
@@ -66,37 +69,36 @@ func (s *Store) Presence(ctx context.Context, workspace string) ([]*protocol.Rem
 	if err != nil {
 		return nil, fmt.Errorf("presence: %w", err)
 	}
-	return s.presence(ctx, ws, workspace, "")
-}
-
-func (s *Store) presence(ctx context.Context, ws int64, workspace, replica string) ([]*protocol.RemotePresence, error) {
-	q := "SELECT replica, actor, session, agent, status, updated_us FROM presence WHERE ws = ?"
-	args := []any{ws}
-	if replica != "" {
-		q += " AND replica = ?"
-		args = append(args, replica)
-	}
-	rows, err := s.readQuery(ctx, q+" ORDER BY updated_us DESC", args...)
+	rows, err := s.readQuery(ctx, "SELECT "+presenceCols+" FROM presence WHERE ws = ? ORDER BY updated_us DESC", ws)
 	if err != nil {
 		return nil, fmt.Errorf("presence: %w", err)
 	}
 	defer rows.Close()
 	var out []*protocol.RemotePresence
 	for rows.Next() {
-		p := &protocol.RemotePresence{WorkspaceID: workspace}
-		var agent, status string
-		var us int64
-		if err := rows.Scan(&p.SenderReplicaID, &p.ActorID, &p.SessionID, &agent, &status, &us); err != nil {
+		p, err := scanPresence(rows, workspace)
+		if err != nil {
 			return nil, fmt.Errorf("presence: %w", err)
 		}
-		if agent != "" {
-			p.Agent = new(protocol.Agent)
-			if err := json.Unmarshal([]byte(agent), p.Agent); err != nil {
-				return nil, fmt.Errorf("presence: %w", err)
-			}
-		}
-		p.Status, p.UpdatedAt = protocol.PresenceStatus(status), fromMicros(us)
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// scanPresence reads one row of presenceCols.
+func scanPresence(row rowScanner, workspace string) (*protocol.RemotePresence, error) {
+	p := &protocol.RemotePresence{WorkspaceID: workspace}
+	var agent, status string
+	var us int64
+	if err := row.Scan(&p.SenderReplicaID, &p.ActorID, &p.SessionID, &agent, &status, &us); err != nil {
+		return nil, err
+	}
+	if agent != "" {
+		p.Agent = new(protocol.Agent)
+		if err := json.Unmarshal([]byte(agent), p.Agent); err != nil {
+			return nil, err
+		}
+	}
+	p.Status, p.UpdatedAt = protocol.PresenceStatus(status), fromMicros(us)
+	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -373,44 +374,98 @@ type hit struct {
 // patterns, sorted by id. It reads only the patterns whose literal prefix
 // is an ancestor or a descendant of a query pattern's: no other can overlap.
 func overlapping(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
-	cands := map[string]*hit{}
-	candPatterns := map[string][]string{}
-	for _, pat := range patterns {
-		lp := glob.LiteralPrefix(pat)
-		var rows *sql.Rows
-		var err error
-		if lp == "" {
-			rows, err = q(ctx, selOverlapAll, kindCode(kind), ws, status, micros(at), skipActor)
-		} else {
-			rows, err = q(ctx, selOverlap, kindCode(kind), ws, string(mustJSON(ancestors(lp))), lp+"/", lp+"0", status, micros(at), skipActor)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("overlaps: %w", err)
-		}
-		for rows.Next() {
-			var h hit
-			var pattern string
-			if err := rows.Scan(&h.id, &h.actor, &h.exclusive, &h.expiresUs, &h.body, &pattern); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("overlaps: %w", err)
-			}
-			if _, ok := cands[h.id]; !ok {
-				cands[h.id] = &h
-			}
-			candPatterns[h.id] = append(candPatterns[h.id], pattern)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("overlaps: %w", err)
-		}
+	cands, err := candidates(ctx, q, ws, kind, status, patterns, skipActor, at)
+	if err != nil || len(cands) == 0 {
+		return nil, err
 	}
+	query := glob.Compile(patterns...) // once, not once per candidate
 	var out []hit
-	for id, h := range cands {
-		if glob.OverlapAny(patterns, candPatterns[id]) {
-			out = append(out, *h)
+	for _, c := range cands {
+		if query.OverlapsAny(c.patterns) {
+			out = append(out, c.hit)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out, nil
+}
+
+// candidate is an entity with the indexed patterns a lookup returned for it.
+type candidate struct {
+	hit
+	patterns []string // without duplicates
+}
+
+// candidates reads the entities overlapping could return, with their
+// patterns, by the literal prefixes of patterns (see lookupPrefixes): one
+// query per prefix, or the one query for every pattern when a query
+// pattern has no literal prefix.
+func candidates(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) (map[string]*candidate, error) {
+	cands := map[string]*candidate{}
+	read := func(query string, args ...any) error {
+		rows, err := q(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("overlaps: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h hit
+			var pattern string
+			if err := rows.Scan(&h.id, &h.actor, &h.exclusive, &h.expiresUs, &h.body, &pattern); err != nil {
+				return fmt.Errorf("overlaps: %w", err)
+			}
+			c := cands[h.id]
+			if c == nil {
+				c = &candidate{hit: h}
+				cands[h.id] = c
+			}
+			// Lookups of sibling prefixes both return the patterns under
+			// their common ancestors.
+			if !slices.Contains(c.patterns, pattern) {
+				c.patterns = append(c.patterns, pattern)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("overlaps: %w", err)
+		}
+		return nil
+	}
+	prefixes, all := lookupPrefixes(patterns)
+	if all {
+		if err := read(selOverlapAll, kindCode(kind), ws, status, micros(at), skipActor); err != nil {
+			return nil, err
+		}
+		return cands, nil
+	}
+	for _, lp := range prefixes {
+		if err := read(selOverlap, kindCode(kind), ws, string(mustJSON(ancestors(lp))), lp+"/", lp+"0", status, micros(at), skipActor); err != nil {
+			return nil, err
+		}
+	}
+	return cands, nil
+}
+
+// lookupPrefixes returns the literal prefixes to look patterns up by,
+// sorted, each once, and without those below another of them: the lookup
+// of a prefix reads its ancestors and everything below it, so it covers
+// every prefix below it. all reports that a pattern has no literal prefix:
+// then only the lookup of every pattern serves.
+func lookupPrefixes(patterns []string) (prefixes []string, all bool) {
+	set := make(map[string]bool, len(patterns))
+	for _, p := range patterns {
+		lp := glob.LiteralPrefix(p)
+		if lp == "" {
+			return nil, true
+		}
+		set[lp] = true
+	}
+	for lp := range set {
+		anc := ancestors(lp)
+		if !slices.ContainsFunc(anc[1:len(anc)-1], func(a string) bool { return set[a] }) {
+			prefixes = append(prefixes, lp)
+		}
+	}
+	sort.Strings(prefixes)
+	return prefixes, false
 }
 
 // ancestors are the segment-wise ancestors of a literal prefix, "" and

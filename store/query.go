@@ -199,24 +199,54 @@ func (s *Store) ConflictingClaims(ctx context.Context, workspace string, pattern
 	return overlappingClaims(ctx, s.readQuery, ws, patterns, skipActor, at, nil)
 }
 
+// selEntitiesByID reads the entities of one kind named in a JSON array,
+// by id.
+const selEntitiesByID = "SELECT " + entityCols + " FROM proj WHERE ws = ? AND kind = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id"
+
 // OverlappingIntents returns the intents current at `at`, of actors other
-// than skipActor, whose paths overlap patterns.
+// than skipActor, whose paths overlap patterns, by id. It reads them from
+// one snapshot: the overlap lookup and then the hits' entities in one query.
 func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
 	ws, err := s.workspaceID(ctx, s.r, workspace)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := overlapping(ctx, s.readQuery, ws, protocol.KindIntent, "active", patterns, skipActor, at)
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
+		return nil, fmt.Errorf("intents: %w", err)
+	}
+	defer tx.Rollback()
+	q := func(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+		return s.readTxQuery(ctx, tx, query, args...)
+	}
+	return overlappingIntents(ctx, q, ws, patterns, skipActor, at)
+}
+
+// overlappingIntents is OverlappingIntents on q.
+func overlappingIntents(ctx context.Context, q queryFunc, ws int64, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
+	hits, err := overlapping(ctx, q, ws, protocol.KindIntent, "active", patterns, skipActor, at)
+	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
-	var out []*Entity
-	for _, h := range hits {
-		e, err := s.Entity(ctx, workspace, protocol.KindIntent, h.id)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	rows, err := q(ctx, selEntitiesByID, ws, kindCode(protocol.KindIntent), string(mustJSON(ids)))
+	if err != nil {
+		return nil, fmt.Errorf("intents: %w", err)
+	}
+	defer rows.Close()
+	out := make([]*Entity, 0, len(hits))
+	for rows.Next() {
+		e, err := scanEntity(rows)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("intents: %w", err)
 		}
 		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("intents: %w", err)
 	}
 	return out, nil
 }
@@ -247,11 +277,13 @@ func (s *Store) Project(ctx context.Context, workspace string) error {
 	if err != nil {
 		return err
 	}
-	var head int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM ops WHERE id > ? AND id < ?", opID(ws, 0), opID(ws+1, 0)).Scan(&head); err != nil {
+	// The newest logged operation (selectHeadSQL also reads what retention
+	// remembers, which projecting does not need).
+	var retained, retainedUs, last, lastUs int64
+	if err := s.txQueryRow(ctx, tx, selectHeadSQL, opID(ws, 0), opID(ws+1, 0), ws).Scan(&retained, &retainedUs, &last, &lastUs); err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
-	if err := s.projectThrough(ctx, tx, ws, opSeq(head), nil); err != nil {
+	if err := s.projectThrough(ctx, tx, ws, opSeq(last), nil); err != nil {
 		return err
 	}
 	return tx.Commit()

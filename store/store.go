@@ -54,7 +54,8 @@ type Store struct {
 	rmu    sync.Mutex
 	rstmts map[string]*sql.Stmt // prepared on r, on first use
 
-	stmts map[string]*sql.Stmt // prepared on w at Open, reused by every batch
+	stmts   map[string]*sql.Stmt // writerStatements, prepared on w at Open, reused by every batch
+	inserts insertStmts          // the multi-row inserts, prepared on w at Open
 
 	tokenMu    sync.Mutex
 	tokenCache map[[32]byte]tokenEntry
@@ -134,15 +135,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	// Prepare every statement of the ingest path now: w has one
+	// Prepare every statement of the writer's paths now: w has one
 	// connection, so nothing can be prepared on it while a batch holds it.
-	for _, q := range writerStatements() {
-		st, err := w.PrepareContext(ctx, q)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("open store: prepare: %w", err)
-		}
-		s.stmts[q] = st
+	if err := s.prepareWriter(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store: prepare: %w", err)
 	}
 	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader))
 	if err != nil {
@@ -171,29 +168,72 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// txExec runs q in tx, through its statement prepared at Open if any.
+// prepareWriter prepares on w every statement the writer's transactions
+// run: writerStatements by text, and the multi-row inserts by table and
+// row count.
+func (s *Store) prepareWriter(ctx context.Context) error {
+	for _, q := range writerStatements() {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		s.stmts[q] = st
+	}
+	for t, tab := range insertTables {
+		for k, n := range insertChunks {
+			st, err := s.w.PrepareContext(ctx, insertSQL(tab.table, tab.cols, n))
+			if err != nil {
+				return err
+			}
+			s.inserts[t][k] = st
+		}
+	}
+	return nil
+}
+
+// wstmt returns tx's handle on q, which Open prepared on the writer (see
+// writerStatements). Every statement the writer's transactions run is
+// prepared there, so one that is not is a mistake, reported as an error
+// rather than compiled on the spot.
+func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	st := s.stmts[q]
+	if st == nil {
+		return nil, fmt.Errorf("store: statement not prepared at Open (add it to writerStatements): %s", q)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// txExec runs q, a statement prepared at Open, in tx.
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	if st := s.stmts[q]; st != nil {
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	st, err := s.wstmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
 	}
-	return tx.ExecContext(ctx, q, args...)
+	return st.ExecContext(ctx, args...)
 }
 
-// txQuery runs q in tx, through its prepared statement if any.
+// txQuery runs q, a statement prepared at Open, in tx.
 func (s *Store) txQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	if st := s.stmts[q]; st != nil {
-		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	st, err := s.wstmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
 	}
-	return tx.QueryContext(ctx, q, args...)
+	return st.QueryContext(ctx, args...)
 }
 
-// txQueryRow runs q in tx, through its prepared statement if any.
-func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
-	if st := s.stmts[q]; st != nil {
-		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+// txQueryRow runs q, a statement prepared at Open, in tx for one row.
+func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) rowScanner {
+	st, err := s.wstmt(ctx, tx, q)
+	if err != nil {
+		return errRow{err}
 	}
-	return tx.QueryRowContext(ctx, q, args...)
+	return st.QueryRowContext(ctx, args...)
 }
+
+// errRow is a row whose Scan reports err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // rstmt returns q prepared on the read pool, preparing it on first use:
 // with modernc, preparing costs more than running most of these queries.
@@ -265,6 +305,13 @@ func (s *Store) Close() error {
 	}
 	for _, st := range s.stmts {
 		st.Close()
+	}
+	for _, sts := range s.inserts {
+		for _, st := range sts {
+			if st != nil {
+				st.Close()
+			}
+		}
 	}
 	for _, st := range s.rstmts {
 		st.Close()

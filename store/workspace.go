@@ -68,9 +68,12 @@ func (s *Store) EnsureWorkspace(ctx context.Context, name, plan string) (*Worksp
 
 // workspaceSelect reads a workspace with its head: the newest operation's
 // serverSequence, or the retention watermark if retention deleted them all.
-const workspaceSelect = `SELECT id, name, plan,
-	max(retained_through, coalesce((SELECT max(o.id) FROM ops o WHERE o.id > (w.id << 40) AND o.id < ((w.id + 1) << 40)), 0) & 1099511627775),
-	retained_through, created_us FROM workspaces w`
+// The ops ids of workspace w lie strictly between opID(w, 0) and
+// opID(w+1, 0), and opSeq masks the serverSequence out of one: the same
+// arithmetic in SQL, built from seqBits.
+var workspaceSelect = fmt.Sprintf(`SELECT id, name, plan,
+	max(retained_through, coalesce((SELECT max(o.id) FROM ops o WHERE o.id > (w.id << %[1]d) AND o.id < ((w.id + 1) << %[1]d)), 0) & %[2]d),
+	retained_through, created_us FROM workspaces w`, seqBits, int64(1)<<seqBits-1)
 
 type rowScanner interface{ Scan(...any) error }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/glob"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -16,17 +17,21 @@ type Held struct {
 // HeldPaths returns, of paths, those inside an exclusive claim of an
 // actor other than actor that is active at now: what the pre-commit guard
 // refuses. st must be the workspace's local database.
+//
+// paths are file paths as git reports them (repository-relative, clean),
+// not globs: each is checked as the pattern that matches exactly itself,
+// so "src/[id].tsx" is that file and not a character class, and a name
+// that would be an invalid glob ("src/[draft.txt") is checked all the same.
 func HeldPaths(ctx context.Context, st *store.Store, workspace, actor string, paths []string, now time.Time) ([]Held, error) {
 	if err := st.Project(ctx, workspace); err != nil {
 		return nil, err
 	}
 	var out []Held
 	for _, p := range paths {
-		pats, err := NormalizePatterns([]string{p})
-		if err != nil {
-			continue // not something a claim could name
+		if p == "" {
+			continue
 		}
-		cs, err := st.ConflictingClaims(ctx, workspace, pats, actor, now)
+		cs, err := st.ConflictingClaims(ctx, workspace, []string{glob.Escape(p)}, actor, now)
 		if err != nil {
 			return nil, err
 		}

@@ -1,5 +1,7 @@
 // Package glob decides whether file claims written as glob patterns can
-// collide, and indexes claims so that the check does not scan all of them.
+// collide. Finding the claims worth testing is the caller's job (the store
+// looks them up by [LiteralPrefix]); this package decides, exactly, whether
+// two patterns or two lists of patterns share a path.
 //
 // # Patterns
 //
@@ -16,8 +18,9 @@
 //	c        any other character: itself
 //
 // A pattern that doublestar.ValidatePattern rejects matches nothing here:
-// it overlaps no pattern, and an index entry holding it is never returned
-// for it.
+// it overlaps no pattern. [Escape] turns a path into the pattern that
+// matches exactly that path, so a file named "src/[id].tsx" can be checked
+// as itself rather than as a character class.
 //
 // # Paths
 //
@@ -64,15 +67,7 @@
 // state pairs (two non-literal patterns of some two thousand characters
 // each) are reported as overlapping without a search.
 //
-// # Index
-//
-// [Index] stores claims (entries with several patterns) in a trie keyed by
-// the literal leading segments of every pattern alternative. Two patterns
-// can only overlap if the literal prefix of one is a segment-wise prefix of
-// the other's, so a query visits the trie nodes on the path to its own
-// literal prefix (testing the claims stored there) and then only those
-// subtrees below it whose path its automaton can still match. A query for
-// a concrete path touches only the claims on its ancestor chain plus the
-// claims with no literal prefix at all (such as "**/*.md"), which every
-// query has to test.
+// [Compile] compiles a list of patterns once into a [Set], for testing it
+// against many other lists ([Set.OverlapsAny]) without compiling it again
+// for each; [OverlapAny] compiles both lists on every call.
 package glob

@@ -63,7 +63,7 @@ func FuzzOverlap(f *testing.F) {
 		if ma && mb && !ab {
 			t.Fatalf("doublestar matches %q to %q and %q, but Overlap = false", path, a, b)
 		}
-		lit := escapeMeta(path)
+		lit := Escape(path)
 		if got, want := Overlap(a, lit), refMatch(a, path); got != want {
 			t.Fatalf("Overlap(%q, %q) = %v, reference match = %v", a, lit, got, want)
 		}

@@ -16,27 +16,68 @@ import (
 // MaxAlternatives brace alternatives, patterns thousands of characters
 // long), which can only turn a false into a true.
 //
-// Overlap compiles both patterns on every call; an [Index] compiles each
-// stored pattern once.
+// Overlap compiles both patterns on every call; to test one list of
+// patterns against many, [Compile] it once.
 func Overlap(a, b string) bool {
 	return compile(a).overlaps(compile(b))
 }
 
 // OverlapAny reports whether some pattern of as overlaps some pattern of bs.
+// It compiles both lists on every call: it is Compile(as...).OverlapsAny(bs).
 func OverlapAny(as, bs []string) bool {
 	if len(as) == 0 || len(bs) == 0 {
 		return false
 	}
-	cb := make([]*compiled, len(bs))
-	for i, b := range bs {
-		cb[i] = compile(b)
-	}
-	for _, a := range as {
-		ca := compile(a)
-		for _, c := range cb {
-			if ca.overlaps(c) {
-				return true
+	return Compile(as...).OverlapsAny(bs)
+}
+
+// Set is a compiled list of patterns: it matches every path one of them
+// matches. Compiling a list once and testing it against many others with
+// [Set.OverlapsAny] or [Set.Overlaps] gives the same answers as
+// [OverlapAny] without compiling the list again for each. A Set is never
+// modified once compiled, so it is safe for concurrent use.
+type Set struct {
+	alts []*alt
+}
+
+// Compile compiles patterns into a Set. As everywhere in this package, an
+// invalid pattern matches nothing: it adds nothing to the set.
+func Compile(patterns ...string) *Set {
+	s := &Set{}
+	var seen map[string]bool
+	for _, p := range patterns {
+		for _, a := range compile(p).alts {
+			if len(patterns) > 1 {
+				// Drop alternatives another pattern already has.
+				if seen == nil {
+					seen = make(map[string]bool)
+				}
+				if seen[a.norm] {
+					continue
+				}
+				seen[a.norm] = true
 			}
+			s.alts = append(s.alts, a)
+		}
+	}
+	return s
+}
+
+// Overlaps reports whether some clean path is matched by both s and t.
+func (s *Set) Overlaps(t *Set) bool {
+	return altsOverlap(s.alts, t.alts)
+}
+
+// OverlapsAny reports whether some pattern of patterns overlaps some
+// pattern of s: OverlapAny(ps, patterns) for the patterns ps s was compiled
+// from. It compiles each of patterns once, and stops at the first overlap.
+func (s *Set) OverlapsAny(patterns []string) bool {
+	if len(s.alts) == 0 {
+		return false
+	}
+	for _, p := range patterns {
+		if altsOverlap(s.alts, compile(p).alts) {
+			return true
 		}
 	}
 	return false
@@ -103,7 +144,7 @@ func compile(p string) *compiled {
 			for _, r := range s {
 				toks = append(toks, token{kind: tokChar, set: single(r)})
 			}
-			segs = append(segs, segment{literal: true, text: s, toks: toks, raw: escapeMeta(s)})
+			segs = append(segs, segment{literal: true, text: s, toks: toks, raw: Escape(s)})
 		}
 		segs = append(segs, segment{globstar: true, raw: "**"})
 		return &compiled{alts: []*alt{buildAlt("", segs)}}
@@ -130,20 +171,27 @@ func compile(p string) *compiled {
 	return c
 }
 
-// escapeMeta escapes the characters that are special in a pattern.
-func escapeMeta(s string) string {
-	if !strings.ContainsAny(s, `*?[]{}\,`) {
+// Escape returns the pattern that matches exactly the path s: it escapes
+// the characters that are special in a pattern (* ? [ ] { } , and \).
+// A path that happens to contain them, such as "src/[id].tsx", is then
+// taken literally rather than as a character class or an invalid pattern.
+func Escape(s string) string {
+	if !strings.ContainsAny(s, metaChars) {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 8)
 	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\,`, r) {
+		if strings.ContainsRune(metaChars, r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+// metaChars are the characters Escape escapes.
+const metaChars = `*?[]{}\,`
 
 // buildAlt builds the automaton of one normalised alternative whose
 // segments were parsed from src.
@@ -223,8 +271,13 @@ func (st *nstate) isFixed() bool {
 
 // overlaps reports whether some alternative of c overlaps some of d.
 func (c *compiled) overlaps(d *compiled) bool {
-	for _, x := range c.alts {
-		for _, y := range d.alts {
+	return altsOverlap(c.alts, d.alts)
+}
+
+// altsOverlap reports whether some alternative of xs overlaps some of ys.
+func altsOverlap(xs, ys []*alt) bool {
+	for _, x := range xs {
+		for _, y := range ys {
 			if altOverlap(x, y) {
 				return true
 			}
@@ -459,21 +512,6 @@ func (a *alt) step(dst, src stateSet, c rune) bool {
 		a.closeEps(dst)
 	}
 	return moved
-}
-
-// inGlobstar reports whether s holds the loop state of a "**" segment,
-// which stays in the set whatever is read next.
-func (a *alt) inGlobstar(s stateSet) bool {
-	for wi, w := range s {
-		for w != 0 {
-			b := bits.TrailingZeros64(w)
-			w &= w - 1
-			if i := wi<<6 + b; i < len(a.states) && a.states[i].loop.kind == csAll {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // matches reports whether a matches the string path exactly, which must be

@@ -1,8 +1,11 @@
 package glob
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 type overlapCase struct {
@@ -379,5 +382,98 @@ func TestHugePatterns(t *testing.T) {
 	long := strings.Repeat("x/", 2000) + "y"
 	if !Overlap(long, strings.Repeat("*/", 2000)+"*") || Overlap(long, strings.Repeat("*/", 1999)+"*") {
 		t.Errorf("long literal path: wrong result")
+	}
+}
+
+// TestCompiledSetAgreesWithOverlapAny: a Set compiled once gives the
+// answers OverlapAny and pairwise Overlap give, for random lists of
+// patterns (invalid ones and braces included), and can be reused.
+func TestCompiledSetAgreesWithOverlapAny(t *testing.T) {
+	tokens := []string{"a", "b", "/", "*", "?", "**", "[ab]", "{a,b/}", "[", "\\*"}
+	r := rand.New(rand.NewPCG(7, 11))
+	list := func() []string {
+		out := make([]string, r.IntN(4)) // empty lists too
+		for i := range out {
+			out[i] = randomPattern(r, tokens, 1+r.IntN(4))
+		}
+		return out
+	}
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	for range n / 10 {
+		as := list()
+		set := Compile(as...)
+		for range 10 { // the same Set against several lists
+			bs := list()
+			want := false
+			for _, a := range as {
+				for _, b := range bs {
+					want = want || Overlap(a, b)
+				}
+			}
+			if got := OverlapAny(as, bs); got != want {
+				t.Fatalf("OverlapAny(%q, %q) = %v, pairwise Overlap says %v", as, bs, got, want)
+			}
+			if got := set.OverlapsAny(bs); got != want {
+				t.Fatalf("Compile(%q).OverlapsAny(%q) = %v, want %v", as, bs, got, want)
+			}
+			if got := set.Overlaps(Compile(bs...)); got != want {
+				t.Fatalf("Compile(%q).Overlaps(Compile(%q)) = %v, want %v", as, bs, got, want)
+			}
+			if got := Compile(bs...).OverlapsAny(as); got != want {
+				t.Fatalf("Compile(%q).OverlapsAny(%q) = %v, want %v (swapped)", bs, as, got, want)
+			}
+		}
+	}
+	for _, c := range overlapCases {
+		if got := Compile(c.a).OverlapsAny([]string{c.b}); got != c.want {
+			t.Errorf("Compile(%q).OverlapsAny(%q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestEscape: an escaped path is a valid pattern that matches exactly
+// that path, whatever characters it holds.
+func TestEscape(t *testing.T) {
+	cases := []struct{ path, want string }{
+		{"src/main.go", "src/main.go"},
+		{"src/[id].tsx", `src/\[id\].tsx`},
+		{"src/[draft.txt", `src/\[draft.txt`},
+		{"a*b?c", `a\*b\?c`},
+		{"{x,y}", `\{x\,y\}`},
+		{`back\slash`, `back\\slash`},
+		{"ünï/cödé]", `ünï/cödé\]`},
+	}
+	for _, c := range cases {
+		got := Escape(c.path)
+		if got != c.want {
+			t.Errorf("Escape(%q) = %q, want %q", c.path, got, c.want)
+		}
+		if !doublestar.ValidatePattern(got) {
+			t.Errorf("Escape(%q) = %q is not a valid pattern", c.path, got)
+		}
+		if ok, _ := doublestar.Match(got, c.path); !ok {
+			t.Errorf("doublestar.Match(%q, %q) = false", got, c.path)
+		}
+		if lp := LiteralPrefix(got); lp != c.path {
+			t.Errorf("LiteralPrefix(%q) = %q, want the path %q", got, lp, c.path)
+		}
+		if !Overlap(got, got) {
+			t.Errorf("Overlap(%q, itself) = false", got)
+		}
+	}
+	// Taken literally, not as a class: "src/[id].tsx" is not "src/i.tsx".
+	for _, c := range []overlapCase{
+		{`src/\[id\].tsx`, "src/i.tsx", false},
+		{`src/\[id\].tsx`, "src/[id].tsx", false}, // the class matches "src/i.tsx", "src/d.tsx"
+		{`src/\[id\].tsx`, "src/*", true},
+		{`src/\[draft.txt`, "src/**", true},
+		{`src/\[draft.txt`, "lib/**", false},
+	} {
+		if got := Overlap(c.a, c.b); got != c.want {
+			t.Errorf("Overlap(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

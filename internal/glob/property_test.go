@@ -390,7 +390,7 @@ func TestOverlapWitness(t *testing.T) {
 			if !refMatch(a, w) || !refMatch(b, w) {
 				t.Errorf("witness %q for (%q, %q): reference matches a: %v, b: %v", w, a, b, refMatch(a, w), refMatch(b, w))
 			}
-			if lit := escapeMeta(w); !Overlap(a, lit) || !Overlap(lit, b) {
+			if lit := Escape(w); !Overlap(a, lit) || !Overlap(lit, b) {
 				t.Errorf("witness %q for (%q, %q) does not overlap both as a literal", w, a, b)
 			}
 		}
