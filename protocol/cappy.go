@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 
@@ -135,6 +136,77 @@ func (p Presentation) TimeScale() float64 {
 	return 1
 }
 
+// The range of presentation.timeScale.
+const (
+	MinTimeScale float64 = 0.1
+	MaxTimeScale float64 = 4
+)
+
+// CappyFailure is a refusal with its Cappy error code (Cappy* constants).
+type CappyFailure struct {
+	Code, Message string
+}
+
+func (f *CappyFailure) Error() string {
+	if f.Message == "" {
+		return f.Code
+	}
+	return f.Code + ": " + f.Message
+}
+
+// Check checks the keys Cappy defines: timeScale must be a number from
+// MinTimeScale to MaxTimeScale and camera a camera name (a non-empty
+// string); other keys are the adapter's own. When has is not nil, each key
+// also needs its capability (CapTimeScale, CapAlternateCameras) advertised.
+// It returns nil or a *CappyFailure: CappyPresentationRejected for a value
+// out of range, CappyCapabilityMissing for a key the adapter did not
+// advertise it takes.
+func (p Presentation) Check(has func(capability string) bool) error {
+	if v, ok := p["timeScale"]; ok {
+		f, isNum := v.(float64)
+		switch {
+		case !isNum:
+			return &CappyFailure{Code: CappyPresentationRejected, Message: fmt.Sprintf("presentation.timeScale must be a number from %g to %g, got a %s", MinTimeScale, MaxTimeScale, valueKind(v))}
+		case !(f >= MinTimeScale && f <= MaxTimeScale):
+			return &CappyFailure{Code: CappyPresentationRejected, Message: fmt.Sprintf("presentation.timeScale must be a number from %g to %g, got %g", MinTimeScale, MaxTimeScale, f)}
+		case has != nil && !has(CapTimeScale):
+			return &CappyFailure{Code: CappyCapabilityMissing, Message: fmt.Sprintf("presentation.timeScale needs capability %q, which the adapter does not advertise", CapTimeScale)}
+		}
+	}
+	if v, ok := p["camera"]; ok {
+		s, isStr := v.(string)
+		switch {
+		case !isStr:
+			return &CappyFailure{Code: CappyPresentationRejected, Message: fmt.Sprintf("presentation.camera must be a camera name, got a %s", valueKind(v))}
+		case s == "":
+			return &CappyFailure{Code: CappyPresentationRejected, Message: "presentation.camera must be a camera name, got an empty string"}
+		case has != nil && !has(CapAlternateCameras):
+			return &CappyFailure{Code: CappyCapabilityMissing, Message: fmt.Sprintf("presentation.camera needs capability %q, which the adapter does not advertise", CapAlternateCameras)}
+		}
+	}
+	return nil
+}
+
+// valueKind names the JSON type of a decoded value.
+func valueKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case float64:
+		return "number"
+	default:
+		return fmt.Sprintf("Go %T", v)
+	}
+}
+
 // ReplayPayload is a replay: inline (base64, at most 1 MiB decoded) or a
 // file the adapter wrote. Cappy stores and returns it without
 // interpreting it.
@@ -220,7 +292,13 @@ type Event struct {
 	Payload    json.RawMessage `json:"payload,omitempty"`
 }
 
+// MaxSummaryBytes bounds the summary the controller keeps from completed:
+// a longer one is dropped.
+const MaxSummaryBytes = MaxTextBytes
+
 // Completed ends an operation successfully; recordings carry their replay.
+// Summary is the adapter's JSON description of the run (a JSON object from
+// the Go adapter library), kept with the capture.
 type Completed struct {
 	Type    string          `json:"type" jsonschema:"enum=completed"`
 	Op      string          `json:"op"`
@@ -270,14 +348,7 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 	// Fast path for the hot message, as the Go adapter library writes it:
 	// one strict pass instead of a peek at the type and then another.
 	if bytes.HasPrefix(data, eventPrefix) {
-		if e, ok := parseEventFast(data); ok {
-			return &AdapterMessage{Type: "event", Event: e}, checkEvent(e)
-		}
-		m := &AdapterMessage{Type: "event", Event: new(Event)}
-		if err := decodeStrict(data, m.Event, ""); err != nil {
-			return nil, err
-		}
-		return m, checkEvent(m.Event)
+		return decodeEvent(data)
 	}
 	var head struct {
 		Type string `json:"type"`
@@ -318,11 +389,7 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 		}
 		c.id("op", m.OpState.Op, true)
 	case "event":
-		m.Event = new(Event)
-		if err := decodeStrict(data, m.Event, ""); err != nil {
-			return nil, err
-		}
-		return m, checkEvent(m.Event)
+		return decodeEvent(data)
 	case "completed":
 		m.Completed = new(Completed)
 		if err := decodeStrict(data, m.Completed, ""); err != nil {
@@ -358,21 +425,52 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 
 var eventPrefix = []byte(`{"type":"event",`)
 
+// decodeEvent decodes and checks an event: through the fast parser when it
+// has the Go adapter library's exact shape, else strictly.
+func decodeEvent(data []byte) (*AdapterMessage, error) {
+	e, ok := parseEventFast(data)
+	if !ok {
+		e = new(Event)
+		if err := decodeStrict(data, e, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &AdapterMessage{Type: "event", Event: e}, checkEvent(e)
+}
+
 func checkEvent(e *Event) error {
 	c := &checker{}
 	if e.Type != "event" {
 		c.fail("type", "must be \"event\"")
 	}
 	c.id("op", e.Op, true)
-	c.text("event", e.Event, 256, true)
-	if e.T < 0 || math.IsNaN(e.T) || math.IsInf(e.T, 0) {
-		c.fail("t", "must be a non-negative number of milliseconds")
-	}
-	if e.DurationMs != nil && (*e.DurationMs < 0 || math.IsNaN(*e.DurationMs)) {
-		c.fail("durationMs", "must not be negative")
+	if c.err == nil {
+		if err := CheckEventFields(e.T, e.Event, e.DurationMs); err != nil {
+			return err
+		}
 	}
 	if len(e.Payload) > 0 && !bytes.HasPrefix(bytes.TrimSpace(e.Payload), []byte("{")) && string(bytes.TrimSpace(e.Payload)) != "null" {
 		c.fail("payload", "must be an object")
+	}
+	return c.result()
+}
+
+// MaxEventNameBytes bounds an event's name.
+const MaxEventNameBytes = 256
+
+// CheckEventFields checks an event's t, name and durationMs as the
+// controller does: t a finite, non-negative number of milliseconds; the
+// name 1 to MaxEventNameBytes bytes of UTF-8 without control characters
+// (other than newline, tab and carriage return); durationMs, when given,
+// finite and non-negative. It returns nil or a *FieldError.
+func CheckEventFields(t float64, name string, durationMs *float64) error {
+	c := checker{}
+	c.text("event", name, MaxEventNameBytes, true)
+	if !(t >= 0) || math.IsInf(t, 1) {
+		c.fail("t", "must be a finite, non-negative number of milliseconds, got %v", t)
+	}
+	if durationMs != nil && (!(*durationMs >= 0) || math.IsInf(*durationMs, 1)) {
+		c.fail("durationMs", "must be a finite, non-negative number, got %v", *durationMs)
 	}
 	return c.result()
 }

@@ -1,6 +1,7 @@
 package cappy
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,7 +27,7 @@ func BenchmarkStoreFileReplay100MiB(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		dst := filepath.Join(b.TempDir(), sha)
-		n, err := copyVerified(src, dst, size, sha)
+		n, err := copyVerified(context.Background(), src, dst, size, sha)
 		if err != nil || n != size {
 			b.Fatal(n, err)
 		}

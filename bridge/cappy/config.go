@@ -62,15 +62,13 @@ func (c *CaptureConfig) Validate() error {
 		}
 	}
 	for name, p := range c.Presets {
-		if v, ok := p["timeScale"]; ok {
-			if f, isNum := v.(float64); !isNum || f < 0.1 || f > 4 {
-				return fmt.Errorf("presets.%s.timeScale: a number from 0.1 to 4", name)
+		// The values only: capabilities are the adapter's, checked at Start.
+		if err := p.Check(nil); err != nil {
+			var f *protocol.CappyFailure
+			if errors.As(err, &f) {
+				return fmt.Errorf("presets.%s: %s", name, f.Message)
 			}
-		}
-		if v, ok := p["camera"]; ok {
-			if s, isStr := v.(string); !isStr || s == "" {
-				return fmt.Errorf("presets.%s.camera: a camera name", name)
-			}
+			return fmt.Errorf("presets.%s: %w", name, err)
 		}
 	}
 	return nil

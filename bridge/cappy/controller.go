@@ -55,6 +55,21 @@ type Config struct {
 	Version string
 	// HelloTimeout (default 10s), PingEvery (2s) and PongTimeout (6s).
 	HelloTimeout, PingEvery, PongTimeout time.Duration
+	// MaxReplayBytes is the largest replay a recording may hand over
+	// (default DefaultMaxReplayBytes); a larger one fails the recording
+	// with REPLAY_INVALID before anything is copied.
+	MaxReplayBytes int64
+
+	hooks testHooks
+}
+
+// DefaultMaxReplayBytes is Config.MaxReplayBytes by default (1 GiB).
+const DefaultMaxReplayBytes = 1 << 30
+
+// testHooks let tests stop the controller at a point of interest.
+type testHooks struct {
+	published     func(*Operation) // Start made the operation active, before its capture is stored
+	storingReplay func()           // a recording's replay is about to be stored
 }
 
 // Error is a failure an agent can act on, with its protocol code.
@@ -112,6 +127,9 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.PongTimeout <= 0 {
 		cfg.PongTimeout = 6 * time.Second
+	}
+	if cfg.MaxReplayBytes <= 0 {
+		cfg.MaxReplayBytes = DefaultMaxReplayBytes
 	}
 	if cfg.Token == "" {
 		var b [24]byte
@@ -238,7 +256,30 @@ type adapterConn struct {
 	writeMu   sync.Mutex
 	lastPong  atomic.Int64 // unix nanoseconds, of the last pong that echoed a recent ping
 	pinged    atomic.Int64 // number of the last ping sent; its nonce is pingNonce(pinged)
+	busy      atomic.Int32 // > 0 while the reader is kept from reading by the controller's own work
 	gone      chan struct{}
+}
+
+// paused runs f on the reader goroutine: work of the controller's own
+// (storing a replay, events, an outcome) that keeps the reader from
+// reading, so the adapter's pongs wait unread meanwhile. The pinger does
+// not hold that time against the adapter: it does not time out while f
+// runs, and afterwards the adapter has as long to answer as it had before.
+// Calls may nest.
+func (a *adapterConn) paused(f func()) {
+	if a.busy.Add(1) > 1 {
+		defer a.busy.Add(-1)
+		f()
+		return
+	}
+	start := time.Now()
+	defer func() {
+		// The shift before the count: a pinger that sees the reader idle
+		// again sees the shifted time.
+		a.lastPong.Add(int64(time.Since(start)))
+		a.busy.Add(-1)
+	}()
+	f()
 }
 
 func (a *adapterConn) send(ctx context.Context, v any) error {
@@ -415,7 +456,11 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 			c.violation(ctx, a, opOf(data), protocol.CappyInvalidMessage, err.Error())
 			continue
 		}
-		c.handle(ctx, a, msg)
+		if msg.Pong != nil || msg.Event != nil {
+			c.handle(ctx, a, msg) // the hot path; an event pauses only to store
+			continue
+		}
+		a.paused(func() { c.handle(ctx, a, msg) })
 	}
 }
 
@@ -459,7 +504,9 @@ func (c *Controller) pinger(ctx context.Context, a *adapterConn) {
 			return
 		case <-t.C:
 		}
-		if time.Since(time.Unix(0, a.lastPong.Load())) > c.cfg.PongTimeout {
+		// While the reader is busy with the controller's own work, pongs
+		// wait unread: that is not the adapter's silence.
+		if a.busy.Load() == 0 && time.Since(time.Unix(0, a.lastPong.Load())) > c.cfg.PongTimeout {
 			c.mu.Lock()
 			op := c.op
 			c.mu.Unlock()
@@ -490,17 +537,32 @@ func (a *adapterConn) echoesRecentPing(nonce string) bool {
 }
 
 // violation tells the adapter what it did wrong and fails the active
-// operation when the message was about it (or named no operation).
+// operation when the message was about it (or named no operation, or one
+// that is not active). The error then names the active operation, so that
+// the adapter stops working on what the controller failed.
 func (c *Controller) violation(ctx context.Context, a *adapterConn, op, code, msg string) {
 	c.log.Warn("adapter protocol violation", "code", code, "message", msg, "op", op)
-	a.send(ctx, protocol.CappyError{Type: "error", Code: code, Message: msg, Op: op})
 	c.mu.Lock()
 	active := c.op
 	_, late := c.finished[op]
 	c.mu.Unlock()
-	if active != nil && !late && (op == "" || op == active.ID) {
-		c.finish(active, outcome{status: StatusFailed, code: code, message: "the adapter sent " + msg})
+	fail := active != nil && !late && (op == "" || op == active.ID)
+	errOp := op
+	if fail {
+		errOp = active.ID
 	}
+	a.send(ctx, protocol.CappyError{Type: "error", Code: code, Message: msg, Op: errOp})
+	if fail {
+		a.paused(func() {
+			c.finish(active, outcome{status: StatusFailed, code: code, message: "the adapter sent " + msg})
+		})
+	}
+}
+
+// over tells the adapter that an operation it still talks about has ended
+// (cancelled, timed out): what it sends for it is moot.
+func (c *Controller) over(ctx context.Context, a *adapterConn, id string) {
+	a.send(ctx, protocol.CappyError{Type: "error", Code: protocol.CappyOutOfState, Message: "operation " + id + " is over", Op: id})
 }
 
 // handle dispatches one decoded message.
@@ -529,20 +591,22 @@ func (c *Controller) handle(ctx context.Context, a *adapterConn, m *protocol.Ada
 		c.violation(ctx, a, "", protocol.CappyOutOfState, "a second hello")
 		return
 	}
-	// An operation message.
+	// An operation message: most often about the active one.
 	id := m.Op()
 	c.mu.Lock()
 	op := c.op
-	_, late := c.finished[id]
+	active := op != nil && op.ID == id
+	late := false
+	if !active {
+		_, late = c.finished[id]
+	}
 	c.mu.Unlock()
-	if late {
-		// The operation ended (cancelled, timed out): what it still sends is moot.
-		a.send(ctx, protocol.CappyError{Type: "error", Code: protocol.CappyOutOfState, Message: "operation " + id + " is over", Op: id})
-		return
-	}
-	if op == nil || op.ID != id {
+	switch {
+	case active:
+		op.handle(ctx, c, a, m)
+	case late:
+		c.over(ctx, a, id)
+	default:
 		c.violation(ctx, a, "", protocol.CappyOutOfState, fmt.Sprintf("%s for operation %q, which is not the active one", m.Type, id))
-		return
 	}
-	op.handle(ctx, c, a, m)
 }

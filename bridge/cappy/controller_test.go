@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -685,6 +686,12 @@ func TestStateMachineViolations(t *testing.T) {
 			if m.str("message") == "" {
 				t.Errorf("error without a message: %s", m.Raw)
 			}
+			// The error names the operation it failed, whatever the
+			// offending message named (nothing, or another op): an adapter
+			// stops working on the operation an error names.
+			if m.str("op") != o.ID {
+				t.Errorf("error %s names op %q, want the failed operation %q", m.Raw, m.str("op"), o.ID)
+			}
 			out := wantOutcome(t, e, o, StatusFailed, tc.code)
 			if out.Message == "" {
 				t.Error("failed without a message")
@@ -1216,5 +1223,159 @@ func TestCloseWhileAdaptersConnect(t *testing.T) {
 	if ws, _, err := websocket.Dial(ctx, e.ctrl.Endpoint(), nil); err == nil {
 		ws.CloseNow()
 		t.Fatal("a dial after Close succeeded")
+	}
+}
+
+// ---- summaries, and finishing racing the rest ----
+
+// The adapter's completed.summary is kept: in the outcome and the store.
+func TestCompletedSummaryKept(t *testing.T) {
+	e := newEnv(t, nil)
+	a := connect(t, e, allCaps...)
+	o := runningScenario(t, e, a)
+	a.send(t, map[string]any{"type": "completed", "op": o.ID, "summary": map[string]any{"outcome": "victory", "simMs": 1234}})
+	out := wantOutcome(t, e, o, StatusCompleted, "")
+	if !jsonEqual(out.Summary, `{"outcome":"victory","simMs":1234}`) {
+		t.Fatalf("outcome summary %s", out.Summary)
+	}
+	c, err := e.st.Capture(context.Background(), o.ID)
+	if err != nil || !jsonEqual(c.Summary, `{"outcome":"victory","simMs":1234}`) {
+		t.Fatalf("stored summary %s (%v)", c.Summary, err)
+	}
+
+	// A recording's too.
+	o = start(t, e, Request{Kind: KindRecording})
+	a.expect(t, "record_start")
+	a.send(t, map[string]any{"type": "started", "op": o.ID})
+	a.send(t, map[string]any{"type": "completed", "op": o.ID, "replay": inlineReplay([]byte("r")), "summary": map[string]any{"ticks": 3}})
+	if out := wantOutcome(t, e, o, StatusCompleted, ""); !jsonEqual(out.Summary, `{"ticks":3}`) {
+		t.Fatalf("recording summary %s", out.Summary)
+	}
+	if c, _ := e.st.Capture(context.Background(), o.ID); !jsonEqual(c.Summary, `{"ticks":3}`) {
+		t.Fatalf("stored recording summary %s", c.Summary)
+	}
+
+	// One over MaxSummaryBytes is dropped, and the outcome says so.
+	o = runningScenario(t, e, a)
+	a.send(t, map[string]any{"type": "completed", "op": o.ID, "summary": map[string]any{"blob": strings.Repeat("x", protocol.MaxSummaryBytes)}})
+	out = wantOutcome(t, e, o, StatusCompleted, "")
+	if out.Summary != nil || !strings.Contains(out.Message, "summary") {
+		t.Fatalf("oversized summary: kept %d bytes, message %q", len(out.Summary), out.Message)
+	}
+	if c, _ := e.st.Capture(context.Background(), o.ID); c.Summary != nil {
+		t.Fatalf("oversized summary stored: %d bytes", len(c.Summary))
+	}
+
+	// None sent, none kept.
+	if out := completeScenario(t, e, a); out.Summary != nil {
+		t.Fatalf("summary %s without one sent", out.Summary)
+	}
+}
+
+// An operation finished (here cancelled) between becoming active and its
+// capture being stored ends in the store too, not "preparing" forever.
+func TestCancelWhileTheCaptureIsCreated(t *testing.T) {
+	var ctrl atomic.Pointer[Controller]
+	var adapter atomic.Pointer[testAdapter]
+	e := newEnv(t, func(c *Config) {
+		c.hooks.published = func(o *Operation) {
+			go ctrl.Load().Cancel(o)
+			// The cancel reaches the adapter before the finish; give
+			// that finish every chance to run now, before the capture
+			// is stored (it must wait for it).
+			adapter.Load().expect(t, "cancel")
+			select {
+			case <-o.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+	ctrl.Store(e.ctrl)
+	a := connect(t, e, allCaps...)
+	adapter.Store(a)
+	o, err := e.ctrl.Start(context.Background(), scenarioReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, e, o, StatusCancelled, protocol.CappyOperationCancelled)
+	e.ctrl.cfg.hooks.published = nil
+	// Nothing was prepared for it: the next message is the next op's.
+	o2 := start(t, e, scenarioReq())
+	if m := a.next(t); m.Type != "prepare_scenario" || m.str("op") != o2.ID {
+		t.Fatalf("adapter got %s, want the next operation's prepare_scenario", m.Raw)
+	}
+}
+
+// Events arriving while another goroutine finishes the operation are
+// either stored or refused: never taken after the final flush, so every
+// event counted or heard by a listener is stored. Driven
+// straight into the operation from other goroutines, as fast as it takes
+// them, while Cancel finishes it.
+func TestEventsRacingFinish(t *testing.T) {
+	const feeders = 4
+	e := newEnv(t, nil)
+	a := connect(t, e, allCaps...)
+	drop := func(m msg) bool { return m.Type == "error" } // the refusals of events after the end
+	a.auto.Store(&drop)
+	e.ctrl.mu.Lock()
+	conn := e.ctrl.conn
+	e.ctrl.mu.Unlock()
+	ctx := context.Background()
+	for i := range 25 {
+		o := runningScenario(t, e, a)
+		var heard atomic.Int64
+		stop := o.Listen(func(store.CaptureEvent) { heard.Add(1) })
+		var fed sync.WaitGroup
+		for range feeders {
+			fed.Go(func() {
+				for {
+					select {
+					case <-o.Done():
+						return
+					default:
+					}
+					o.handle(ctx, e.ctrl, conn, &protocol.AdapterMessage{Type: "event", Event: &protocol.Event{Type: "event", Op: o.ID, T: 1, Event: "E"}})
+				}
+			})
+		}
+		deadline := time.Now().Add(wait)
+		for o.Status().Events < 10 { // few events: fewer to store under -race
+			if time.Now().After(deadline) {
+				t.Fatal("no events flow")
+			}
+			runtime.Gosched()
+		}
+		e.ctrl.Cancel(o)
+		a.expect(t, "cancel")
+		fed.Wait()
+		stop()
+		out := wantOutcome(t, e, o, StatusCancelled, protocol.CappyOperationCancelled)
+		c, err := e.st.Capture(ctx, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Events != out.Events || heard.Load() != out.Events {
+			t.Fatalf("round %d: %d events counted, %d stored, %d heard", i, out.Events, c.Events, heard.Load())
+		}
+		o.mu.Lock()
+		left := len(o.pending)
+		o.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("round %d: %d events left unstored", i, left)
+		}
+	}
+}
+
+func TestPresetsChecked(t *testing.T) {
+	for _, p := range []protocol.Presentation{{"timeScale": 5.0}, {"timeScale": "slow"}, {"camera": ""}, {"camera": 1.0}} {
+		c := &CaptureConfig{Presets: map[string]protocol.Presentation{"p": p}}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "presets.p") {
+			t.Errorf("preset %v: %v", p, err)
+		}
+	}
+	// Capabilities are the adapter's: a preset may use any key.
+	c := &CaptureConfig{Presets: map[string]protocol.Presentation{"slow": {"timeScale": 0.25, "camera": "wide", "fov": 90.0}}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -65,18 +65,23 @@ func Compare(ctx context.Context, st *store.Store, recording, replay string, tim
 			e := a[0]
 			return &Divergence{Compared: idx, Index: idx, Field: "missing", Expected: &e}, nil
 		}
-		x, y := a[0], b[0]
-		d := &Divergence{Compared: idx, Index: idx, Expected: &x, Actual: &y}
+		// Compared in place; the two events are copied out only at a difference.
+		x, y := &a[0], &b[0]
+		field, delta := "", y.T*timeScale-x.T
 		switch {
 		case x.Event != y.Event:
-			d.Field = "event"
-			return d, nil
+			field = "event"
 		case !samePayload(x.Payload, y.Payload):
-			d.Field = "payload"
-			return d, nil
+			field = "payload"
+		case math.Abs(delta) > toleranceMs:
+			field = "t"
 		}
-		if delta := y.T*timeScale - x.T; math.Abs(delta) > toleranceMs {
-			d.Field, d.DeltaMs = "t", delta
+		if field != "" {
+			ex, ac := *x, *y
+			d := &Divergence{Compared: idx, Index: idx, Field: field, Expected: &ex, Actual: &ac}
+			if field == "t" {
+				d.DeltaMs = delta
+			}
 			return d, nil
 		}
 		a, b = a[1:], b[1:]

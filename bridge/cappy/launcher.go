@@ -34,6 +34,11 @@ type Launcher struct {
 func (l *Launcher) Running() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.runningLocked()
+}
+
+// runningLocked is Running with l.mu held.
+func (l *Launcher) runningLocked() bool {
 	if l.cmd == nil {
 		return false
 	}
@@ -57,9 +62,9 @@ type LaunchInfo struct {
 
 // Info reports the game process's state.
 func (l *Launcher) Info() LaunchInfo {
-	running := l.Running()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	running := l.runningLocked()
 	in := LaunchInfo{Command: l.Command, Running: running, Starts: l.starts, LogPath: l.LogPath}
 	if l.cmd != nil && l.cmd.Process != nil {
 		in.PID = l.cmd.Process.Pid
@@ -77,11 +82,13 @@ func (l *Launcher) Start(endpoint, token string) error {
 	if len(l.Command) == 0 {
 		return errors.New("no game command: set game.command in .crosscode/capture.json or pass --game-cmd")
 	}
-	if l.Running() {
-		return nil
-	}
+	// Checked and launched in one critical section: of concurrent
+	// Starts, one launches and the others find it running.
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.runningLocked() {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(l.LogPath), 0o700); err != nil {
 		return err
 	}

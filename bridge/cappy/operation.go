@@ -1,8 +1,10 @@
 package cappy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -54,6 +56,7 @@ type Operation struct {
 	lastT     float64
 	pending   []store.CaptureEvent // not yet stored
 	listeners map[int]func(store.CaptureEvent)
+	lsnap     []func(store.CaptureEvent) // listeners as a slice, replaced (never changed) when they change
 	nextL     int
 	out       outcome
 	done      chan struct{}
@@ -67,6 +70,7 @@ type Operation struct {
 type outcome struct {
 	status, code, message string
 	replay                *store.Replay
+	summary               json.RawMessage // the adapter's, from completed
 }
 
 // Outcome is how an operation ended (or stands).
@@ -78,7 +82,8 @@ type Outcome struct {
 	Message   string
 	Events    int64
 	LastT     float64
-	Replay    *store.Replay // a recording's stored replay
+	Replay    *store.Replay   // a recording's stored replay
+	Summary   json.RawMessage // the adapter's summary of a completed run, if it sent one
 	Started   time.Time
 	Duration  time.Duration
 	Scenario  string
@@ -90,7 +95,7 @@ func (o *Operation) Status() Outcome {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := Outcome{Op: o.ID, Kind: o.Kind, Status: o.status, Code: o.out.code, Message: o.out.message, Events: o.seq, LastT: o.lastT,
-		Replay: o.out.replay, Started: o.started, Scenario: o.Scenario, TimeScale: o.Presentation.TimeScale()}
+		Replay: o.out.replay, Summary: o.out.summary, Started: o.started, Scenario: o.Scenario, TimeScale: o.Presentation.TimeScale()}
 	if !o.started.IsZero() {
 		out.Duration = time.Since(o.started)
 	}
@@ -101,7 +106,8 @@ func (o *Operation) Status() Outcome {
 func (o *Operation) Done() <-chan struct{} { return o.done }
 
 // Listen calls f for every event from now on (on the reading goroutine:
-// f must not block) until the returned func is called.
+// f must not block) until the returned func is called. Every event f is
+// given is stored; a call may still be running as Done closes.
 func (o *Operation) Listen(f func(store.CaptureEvent)) (stop func()) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -111,11 +117,22 @@ func (o *Operation) Listen(f func(store.CaptureEvent)) (stop func()) {
 		o.listeners = map[int]func(store.CaptureEvent){}
 	}
 	o.listeners[id] = f
+	o.snapListeners()
 	return func() {
 		o.mu.Lock()
 		delete(o.listeners, id)
+		o.snapListeners()
 		o.mu.Unlock()
 	}
+}
+
+// snapListeners replaces lsnap after a change of listeners; o.mu is held.
+func (o *Operation) snapListeners() {
+	ls := make([]func(store.CaptureEvent), 0, len(o.listeners))
+	for _, f := range o.listeners {
+		ls = append(ls, f)
+	}
+	o.lsnap = ls
 }
 
 // Wait waits for the operation to end or ctx to end, and reports it.
@@ -133,9 +150,18 @@ const eventBuffer = 2048
 
 // handle advances the state machine with one message about this operation.
 func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m *protocol.AdapterMessage) {
+	if m.Event != nil {
+		o.event(ctx, c, a, m.Event)
+		return
+	}
 	o.mu.Lock()
 	status := o.status
 	o.mu.Unlock()
+	if Final(status) {
+		// Ended meanwhile (cancelled, timed out) and about to be released.
+		c.over(ctx, a, o.ID)
+		return
+	}
 	outOfState := func() {
 		c.violation(ctx, a, o.ID, protocol.CappyOutOfState, fmt.Sprintf("%s while the operation is %s", m.Type, status))
 	}
@@ -170,43 +196,6 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		o.status, o.started = StatusRunning, now
 		o.mu.Unlock()
 		o.stateMu.Unlock()
-	case m.Event != nil:
-		if status != StatusRunning && status != StatusStopping {
-			outOfState()
-			return
-		}
-		e := m.Event
-		o.mu.Lock()
-		if e.T < o.lastT {
-			last := o.lastT
-			o.mu.Unlock()
-			c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, fmt.Sprintf("an event whose t (%g) went back from %g", e.T, last))
-			return
-		}
-		o.seq++
-		ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: time.Now()}
-		o.lastT = e.T
-		o.pending = append(o.pending, ce)
-		n := len(o.pending)
-		listeners := make([]func(store.CaptureEvent), 0, len(o.listeners))
-		for _, f := range o.listeners {
-			listeners = append(listeners, f)
-		}
-		o.mu.Unlock()
-		for _, f := range listeners {
-			f(ce)
-		}
-		switch {
-		case n >= 4*eventBuffer:
-			// The store fell behind: store here, which stops reading, which
-			// slows the adapter down instead of growing memory.
-			c.flush(ctx, o)
-		case n >= eventBuffer:
-			select { // the flusher stores them while reading goes on
-			case o.kick <- struct{}{}:
-			default:
-			}
-		}
 	case m.Completed != nil:
 		if status != StatusRunning && status != StatusStopping {
 			// completed before started never counts as success.
@@ -214,6 +203,7 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 			return
 		}
 		out := outcome{status: StatusCompleted}
+		out.summary, out.message = c.keepSummary(o, m.Completed.Summary)
 		if o.Kind == KindRecording {
 			if m.Completed.Replay == nil {
 				c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, "a recording's completed without its replay")
@@ -230,6 +220,66 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 	case m.Failed != nil:
 		c.finish(o, outcome{status: StatusFailed, code: m.Failed.Code, message: m.Failed.Message})
 	}
+}
+
+// event stamps and keeps one event. The state check, the t check, the seq
+// and the append are one critical section: an operation that ended cannot
+// take an event after its final flush.
+func (o *Operation) event(ctx context.Context, c *Controller, a *adapterConn, e *protocol.Event) {
+	now := time.Now()
+	o.mu.Lock()
+	switch status := o.status; {
+	case Final(status):
+		o.mu.Unlock()
+		c.over(ctx, a, o.ID)
+		return
+	case status != StatusRunning && status != StatusStopping:
+		o.mu.Unlock()
+		c.violation(ctx, a, o.ID, protocol.CappyOutOfState, fmt.Sprintf("event while the operation is %s", status))
+		return
+	}
+	if e.T < o.lastT {
+		last := o.lastT
+		o.mu.Unlock()
+		c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, fmt.Sprintf("an event whose t (%g) went back from %g", e.T, last))
+		return
+	}
+	o.seq++
+	ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: now}
+	o.lastT = e.T
+	o.pending = append(o.pending, ce)
+	n := len(o.pending)
+	listeners := o.lsnap
+	o.mu.Unlock()
+	for _, f := range listeners {
+		f(ce)
+	}
+	switch {
+	case n >= 4*eventBuffer:
+		// The store fell behind: store here, which stops reading, which
+		// slows the adapter down instead of growing memory.
+		a.paused(func() { c.flush(ctx, o) })
+	case n >= eventBuffer:
+		select { // the flusher stores them while reading goes on
+		case o.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// keepSummary returns the adapter's summary as it is kept: none for an
+// empty or null one, and none, with a note, for one over
+// protocol.MaxSummaryBytes.
+func (c *Controller) keepSummary(o *Operation, s json.RawMessage) (json.RawMessage, string) {
+	s = bytes.TrimSpace(s)
+	switch {
+	case len(s) == 0 || string(s) == "null":
+		return nil, ""
+	case len(s) > protocol.MaxSummaryBytes:
+		c.log.Warn("adapter summary dropped", "op", o.ID, "bytes", len(s))
+		return nil, fmt.Sprintf("the adapter's summary was dropped: %d bytes, over the %d kept", len(s), protocol.MaxSummaryBytes)
+	}
+	return s, ""
 }
 
 // flush stores the operation's pending events.
@@ -285,7 +335,7 @@ func (c *Controller) finish(o *Operation, out outcome) {
 	o.mu.Unlock()
 	ctx := context.Background()
 	c.flush(ctx, o)
-	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now()}
+	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now(), Summary: out.summary}
 	if out.replay != nil {
 		u.ReplaySHA = out.replay.SHA256
 	}
@@ -351,8 +401,8 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	if o.Presentation == nil {
 		o.Presentation = protocol.Presentation{}
 	}
-	if err := checkPresentation(a.hello, o.Presentation); err != nil {
-		return nil, err
+	if err := o.Presentation.Check(a.hello.HasCapability); err != nil {
+		return nil, codedError(err)
 	}
 	var first any
 	switch r.Kind {
@@ -407,28 +457,51 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
 	}
+	// Published as active and stored under stateMu: whoever finishes the
+	// operation (a cancel, a disconnect, Close) does so once its capture
+	// is stored, and so finds it to update.
+	o.stateMu.Lock()
 	c.mu.Lock()
 	if c.op != nil || c.conn != a {
 		c.mu.Unlock()
+		o.stateMu.Unlock()
 		return nil, errorf(protocol.CappyOperationBusy, "another operation started, or the adapter changed; try again")
 	}
 	c.op = o
 	c.mu.Unlock()
+	if h := c.cfg.hooks.published; h != nil {
+		h(o)
+	}
 	if err := c.st.CreateCapture(ctx, capt); err != nil {
+		// Ended before it began: a finish waiting for stateMu finds it over.
+		o.mu.Lock()
+		o.status, o.out = StatusFailed, outcome{status: StatusFailed, message: "could not store the capture: " + err.Error()}
+		o.mu.Unlock()
 		c.mu.Lock()
-		c.op = nil
+		if c.op == o {
+			c.op = nil
+		}
 		c.mu.Unlock()
+		close(o.done)
+		o.stateMu.Unlock()
 		return nil, err
 	}
+	o.stateMu.Unlock()
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	o.mu.Lock()
-	o.timer = time.AfterFunc(timeout, func() {
-		c.abort(o, StatusFailed, protocol.CappyOperationTimeout, fmt.Sprintf("the operation outlived its timeout of %s", timeout))
-	})
+	over := Final(o.status) || o.aborted != nil // cancelled (or dropped) while it was stored
+	if !over {
+		o.timer = time.AfterFunc(timeout, func() {
+			c.abort(o, StatusFailed, protocol.CappyOperationTimeout, fmt.Sprintf("the operation outlived its timeout of %s", timeout))
+		})
+	}
 	o.mu.Unlock()
+	if over {
+		return o, nil
+	}
 	go c.flusher(o)
 	if err := a.send(ctx, first); err != nil {
 		c.finish(o, outcome{status: StatusFailed, code: protocol.CappyAdapterDisconnected, message: "could not reach the adapter: " + err.Error()})
@@ -443,26 +516,13 @@ func presentationOrNil(p protocol.Presentation) protocol.Presentation {
 	return p
 }
 
-// checkPresentation refuses what the adapter cannot show, before recording.
-func checkPresentation(h *protocol.Hello, p protocol.Presentation) error {
-	if v, ok := p["timeScale"]; ok {
-		f, isNum := v.(float64)
-		if !isNum || f < 0.1 || f > 4 {
-			return errorf(protocol.CappyPresentationRejected, "timeScale must be a number from 0.1 to 4")
-		}
-		if !h.HasCapability(protocol.CapTimeScale) {
-			return errorf(protocol.CappyCapabilityMissing, "timeScale needs capability %q, which the adapter does not advertise", protocol.CapTimeScale)
-		}
+// codedError turns a protocol refusal into an *Error with its code.
+func codedError(err error) error {
+	var f *protocol.CappyFailure
+	if errors.As(err, &f) {
+		return &Error{Code: f.Code, Message: f.Message}
 	}
-	if v, ok := p["camera"]; ok {
-		if s, isStr := v.(string); !isStr || s == "" {
-			return errorf(protocol.CappyPresentationRejected, "camera must be a camera name")
-		}
-		if !h.HasCapability(protocol.CapAlternateCameras) {
-			return errorf(protocol.CappyCapabilityMissing, "camera needs capability %q, which the adapter does not advertise", protocol.CapAlternateCameras)
-		}
-	}
-	return nil
+	return err
 }
 
 // Stop asks a running recording or replay to finish.

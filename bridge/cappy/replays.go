@@ -3,7 +3,6 @@ package cappy
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,10 +18,19 @@ import (
 
 // storeReplay verifies a replay the adapter sent and copies it, read-only,
 // into the content-addressed store. An adapter's file is only read: never
-// moved, changed or deleted.
+// moved, changed or deleted. A replay over Config.MaxReplayBytes is
+// refused before anything is read. It runs on the reader goroutine, paused
+// (see adapterConn.paused), and ends early when ctx does.
 func (c *Controller) storeReplay(ctx context.Context, r *protocol.ReplayPayload) (*store.Replay, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
+	}
+	limit := c.cfg.MaxReplayBytes
+	if r.Kind == "file" && r.Bytes > limit {
+		return nil, fmt.Errorf("the replay file is %d bytes, over the %d this controller stores", r.Bytes, limit)
+	}
+	if h := c.cfg.hooks.storingReplay; h != nil {
+		h()
 	}
 	want := strings.ToLower(r.SHA256)
 	if err := os.MkdirAll(c.cfg.ReplayDir, 0o700); err != nil {
@@ -32,26 +40,19 @@ func (c *Controller) storeReplay(ctx context.Context, r *protocol.ReplayPayload)
 	var size int64
 	switch r.Kind {
 	case "inline":
-		if base64.StdEncoding.DecodedLen(len(r.Data)) > protocol.MaxInlineReplayBytes+3 {
-			return nil, fmt.Errorf("inline replay is over %d bytes decoded; send it as a file", protocol.MaxInlineReplayBytes)
-		}
-		data, err := base64.StdEncoding.DecodeString(r.Data)
+		data, err := r.DecodeInline()
 		if err != nil {
-			return nil, fmt.Errorf("inline replay: not valid base64: %w", err)
+			return nil, fmt.Errorf("inline replay: %w", err)
 		}
-		if len(data) > protocol.MaxInlineReplayBytes {
-			return nil, fmt.Errorf("inline replay is %d bytes decoded, over %d; send it as a file", len(data), protocol.MaxInlineReplayBytes)
-		}
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != want {
-			return nil, fmt.Errorf("inline replay: sha256 is %s, the adapter said %s", got, want)
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("the inline replay is %d bytes, over the %d this controller stores", len(data), limit)
 		}
 		size = int64(len(data))
 		if err := writeOnce(dst, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return nil, err
 		}
 	case "file":
-		n, err := copyVerified(r.Path, dst, r.Bytes, want)
+		n, err := copyVerified(ctx, r.Path, dst, r.Bytes, want)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +67,7 @@ func (c *Controller) storeReplay(ctx context.Context, r *protocol.ReplayPayload)
 
 // copyVerified copies the adapter's file at src to dst while hashing it,
 // and keeps the copy only if its size and SHA-256 are what the adapter said.
-func copyVerified(src, dst string, size int64, sha string) (int64, error) {
+func copyVerified(ctx context.Context, src, dst string, size int64, sha string) (int64, error) {
 	fi, err := os.Lstat(src)
 	if err != nil {
 		return 0, fmt.Errorf("replay file: %w", err)
@@ -79,7 +80,7 @@ func copyVerified(src, dst string, size int64, sha string) (int64, error) {
 	}
 	if _, err := os.Stat(dst); err == nil {
 		// Already stored: verify the adapter's file anyway, without copying.
-		got, n, err := hashFile(src, size)
+		got, n, err := hashFile(ctx, src, size)
 		if err != nil {
 			return 0, err
 		}
@@ -97,7 +98,7 @@ func copyVerified(src, dst string, size int64, sha string) (int64, error) {
 	var n int64
 	err = writeOnce(dst, func(w io.Writer) error {
 		var err error
-		n, err = io.Copy(io.MultiWriter(w, h), io.LimitReader(in, size+1))
+		n, err = io.Copy(io.MultiWriter(w, h), io.LimitReader(ctxReader{ctx, in}, size+1))
 		if err != nil {
 			return err
 		}
@@ -110,15 +111,29 @@ func copyVerified(src, dst string, size int64, sha string) (int64, error) {
 	return n, err
 }
 
-func hashFile(path string, limit int64) (string, int64, error) {
+func hashFile(ctx context.Context, path string, limit int64) (string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, limit+1))
+	n, err := io.Copy(h, io.LimitReader(ctxReader{ctx, f}, limit+1))
 	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+// ctxReader stops reading once ctx ends (the controller closing or the
+// adapter gone), so a large copy does not hold them up.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // writeOnce writes dst through a temporary file in the same directory:
@@ -154,11 +169,11 @@ func (c *Controller) replayPayload(r *store.Replay) (*protocol.ReplayPayload, er
 		if err != nil {
 			return nil, errorf(protocol.CappyReplayInvalid, "read stored replay: %v", err)
 		}
-		sum := sha256.Sum256(data)
-		if hex.EncodeToString(sum[:]) != r.SHA256 {
+		p := protocol.NewInlineReplay(data, r.Format)
+		if p.SHA256 != r.SHA256 {
 			return nil, errorf(protocol.CappyReplayInvalid, "stored replay %s is corrupt", r.SHA256)
 		}
-		return &protocol.ReplayPayload{Kind: "inline", Encoding: "base64", Data: base64.StdEncoding.EncodeToString(data), SHA256: r.SHA256, Format: r.Format}, nil
+		return p, nil
 	}
 	return &protocol.ReplayPayload{Kind: "file", Path: r.Path, SHA256: r.SHA256, Bytes: r.Bytes, Format: r.Format}, nil
 }

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -497,6 +499,107 @@ func TestManyEvents(t *testing.T) {
 	}
 	if after != n || pages != n/1000 {
 		t.Fatalf("read %d events in %d pages, want %d", after, pages, n)
+	}
+	completeScenario(t, e, a)
+}
+
+// ---- replay size and the reader's pauses ----
+
+// A replay over MaxReplayBytes fails the recording before anything is read
+// or copied; one at the limit is stored.
+func TestReplayOverMaxReplayBytes(t *testing.T) {
+	const limit = 100_000
+	e := newEnv(t, func(c *Config) { c.MaxReplayBytes = limit })
+	a := connect(t, e, allCaps...)
+	dir := t.TempDir()
+
+	big := payload(limit+1, 9)
+	p := adapterFile(t, dir, "big.bin", big)
+	os.Chmod(p, 0o000) // not even opened: the size the adapter states is refused first
+	o := recording(t, e, a, fileReplay(p, int64(len(big)), sha(big)))
+	out := wantOutcome(t, e, o, StatusFailed, protocol.CappyReplayInvalid)
+	if !strings.Contains(out.Message, fmt.Sprint(limit)) || strings.Contains(out.Message, "permission") {
+		t.Fatalf("message %q: want the limit named, and no attempt to read the file", out.Message)
+	}
+	checkUntouched(t, p, big, 0o000)
+	checkNotStored(t, e, sha(big))
+
+	rp := inlineReplay(payload(limit+1, 10)) // inline, still over a limit below 1 MiB
+	o = recording(t, e, a, rp)
+	wantOutcome(t, e, o, StatusFailed, protocol.CappyReplayInvalid)
+	checkNotStored(t, e, rp["sha256"].(string))
+
+	exact := payload(limit, 11)
+	p2 := adapterFile(t, dir, "exact.bin", exact)
+	o = recording(t, e, a, fileReplay(p2, int64(len(exact)), sha(exact)))
+	wantOutcome(t, e, o, StatusCompleted, "")
+	checkStoredReplay(t, e, exact, "test-file/1")
+}
+
+func TestMaxReplayBytesDefault(t *testing.T) {
+	e := newEnv(t, nil)
+	if got := e.ctrl.cfg.MaxReplayBytes; got != DefaultMaxReplayBytes || DefaultMaxReplayBytes != 1<<30 {
+		t.Fatalf("MaxReplayBytes %d, want 1 GiB", got)
+	}
+}
+
+// Storing a replay keeps the reader from reading pongs; however long it
+// takes, the adapter is not unresponsive for it. The store is held up
+// until the pinger has checked well past PongTimeout.
+func TestStoringReplayIsNotUnresponsiveness(t *testing.T) {
+	const pongTimeout = 300 * time.Millisecond
+	var ctrl atomic.Pointer[Controller]
+	var op atomic.Pointer[Operation]
+	held := make(chan struct{})
+	e := newEnv(t, func(c *Config) {
+		c.PingEvery, c.PongTimeout = 10*time.Millisecond, pongTimeout
+		c.hooks.storingReplay = func() {
+			defer close(held)
+			ctl, o := ctrl.Load(), op.Load()
+			ctl.mu.Lock()
+			conn := ctl.conn
+			ctl.mu.Unlock()
+			start := time.Now()
+			var base int64 = -1
+			for {
+				select {
+				case <-o.Done(): // dropped as unresponsive meanwhile
+					return
+				default:
+				}
+				// Two pings sent after PongTimeout went by: the pinger
+				// checked the adapter's silence then and kept it.
+				if base < 0 && time.Since(start) > 2*pongTimeout {
+					base = conn.pinged.Load()
+				}
+				if base >= 0 && conn.pinged.Load() >= base+2 {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	})
+	ctrl.Store(e.ctrl)
+	a := connect(t, e, allCaps...)
+	o := start(t, e, Request{Kind: KindRecording})
+	op.Store(o)
+	a.expect(t, "record_start")
+	a.send(t, map[string]any{"type": "started", "op": o.ID})
+	waitStatus(t, o, StatusRunning)
+	data := payload(2<<20, 12)
+	p := adapterFile(t, t.TempDir(), "rec.bin", data)
+	a.send(t, map[string]any{"type": "completed", "op": o.ID, "replay": fileReplay(p, int64(len(data)), sha(data))})
+	<-held
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
+	defer cancel()
+	if out := o.Wait(ctx); out.Status != StatusCompleted {
+		t.Fatalf("outcome %s/%s (%s), want completed: storing the replay counted as the adapter's silence", out.Status, out.Code, out.Message)
+	}
+	wantOutcome(t, e, o, StatusCompleted, "")
+	checkStoredReplay(t, e, data, "test-file/1")
+	// The adapter stays connected and works.
+	if a.isClosed() {
+		t.Fatal("the adapter was dropped")
 	}
 	completeScenario(t, e, a)
 }

@@ -37,6 +37,9 @@ type ServiceConfig struct {
 	Listen       string         // --cappy-listen; overrides the config's
 	Version      string
 	Logger       *slog.Logger
+	// MaxReplayBytes caps a recording's replay (Config.MaxReplayBytes);
+	// zero means DefaultMaxReplayBytes.
+	MaxReplayBytes int64
 	// Controller tuning, for tests; zero means the protocol's defaults.
 	HelloTimeout, PingEvery, PongTimeout time.Duration
 }
@@ -56,7 +59,7 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	}
 	ctrl, err := New(Config{Listen: listen, AllowedOrigins: sc.Config.AllowedOrigins, RequiredCapabilities: sc.Config.RequiredCapabilities,
 		Store: st, ReplayDir: filepath.Join(sc.Data, "replays"), Logger: sc.Logger, Version: sc.Version,
-		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout})
+		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout, MaxReplayBytes: sc.MaxReplayBytes})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -14,15 +14,17 @@ package demogame
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
@@ -53,6 +55,8 @@ type Game struct {
 	// ReplayDir receives recordings too large to send inline (default
 	// os.TempDir()).
 	ReplayDir string
+
+	validated atomic.Pointer[validatedReplay]
 }
 
 // New returns a Demo Arena game with default settings.
@@ -126,19 +130,18 @@ type presentation struct {
 	camera    string
 }
 
+// parsePresentation checks p as the adapter and the controller do
+// (protocol's Presentation.Check, an *adapter.Failure), for calls that did
+// not come through them, then the camera name.
 func parsePresentation(p protocol.Presentation) (presentation, error) {
-	out := presentation{timeScale: 1, camera: Cameras[0]}
-	if v, ok := p["timeScale"]; ok {
-		f, isNum := v.(float64)
-		if !isNum || f < 0.1 || f > 4 || math.IsNaN(f) {
-			return out, adapter.Failf(protocol.CappyPresentationRejected, "timeScale must be a number from 0.1 to 4, got %v", v)
-		}
-		out.timeScale = f
+	out := presentation{timeScale: p.TimeScale(), camera: Cameras[0]}
+	if err := p.Check(nil); err != nil {
+		return out, err
 	}
 	if v, ok := p["camera"]; ok {
-		c, _ := v.(string)
+		c := v.(string) // Check made sure
 		if !slices.Contains(Cameras, c) {
-			return out, adapter.Failf(protocol.CappyUnknownCamera, "no camera %v in Demo Arena (cameras: %v)", v, Cameras)
+			return out, adapter.Failf(protocol.CappyUnknownCamera, "no camera %q in Demo Arena (cameras: %v)", c, Cameras)
 		}
 		out.camera = c
 	}
@@ -186,13 +189,33 @@ func (g *Game) ValidateScenario(scenario string, params map[string]any, p protoc
 }
 
 // ValidateReplay implements adapter.Validator: the replay's format and
-// content and the presentation, before ready.
+// content and the presentation, before ready. The decoded replay is kept
+// for the Replay of the same payload that follows.
 func (g *Game) ValidateReplay(r *protocol.ReplayPayload, p protocol.Presentation) error {
-	if _, err := decodeReplay(r); err != nil {
+	rec, err := decodeReplay(r)
+	if err != nil {
 		return err
 	}
-	_, err := parsePresentation(p)
-	return err
+	if _, err := parsePresentation(p); err != nil {
+		return err
+	}
+	g.validated.Store(&validatedReplay{payload: r, rec: rec})
+	return nil
+}
+
+// validatedReplay is the replay ValidateReplay decoded last.
+type validatedReplay struct {
+	payload *protocol.ReplayPayload
+	rec     *recording
+}
+
+// replayOf decodes a replay payload, or takes what ValidateReplay decoded
+// from this very payload.
+func (g *Game) replayOf(r *protocol.ReplayPayload) (*recording, error) {
+	if v := g.validated.Swap(nil); v != nil && v.payload == r {
+		return v.rec, nil
+	}
+	return decodeReplay(r)
 }
 
 // seedOf derives a scenario's seed from its id and resolved parameters.
@@ -428,7 +451,12 @@ func (g *Game) replayPayload(op string, rec recording) (*protocol.ReplayPayload,
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	return adapter.FileReplay(filepath.Clean(f.Name()), Format)
+	path, err := filepath.Abs(f.Name())
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data) // of the bytes in hand, not read back
+	return &protocol.ReplayPayload{Kind: "file", Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data)), Format: Format}, nil
 }
 
 // maxReplayFile bounds a file replay Demo Arena reads.
@@ -472,7 +500,7 @@ func decodeReplay(r *protocol.ReplayPayload) (*recording, error) {
 // Replay implements adapter.Game: the recording's simulation again, tick by
 // tick, as fast as the events are taken; stop ends it early.
 func (g *Game) Replay(ctx context.Context, op *adapter.Op, r *protocol.ReplayPayload, p protocol.Presentation) error {
-	rec, err := decodeReplay(r)
+	rec, err := g.replayOf(r)
 	if err != nil {
 		return err
 	}

@@ -221,8 +221,12 @@ func TestCameras(t *testing.T) {
 	if err := g.ValidateScenario("boss_intro", nil, protocol.Presentation{"camera": "drone"}); !errors.As(err, &f) || f.Code != protocol.CappyUnknownCamera {
 		t.Fatalf("ValidateScenario with an unknown camera: %v", err)
 	}
-	if err := g.ValidateScenario("boss_intro", nil, protocol.Presentation{"camera": 3.0}); !errors.As(err, &f) || f.Code != protocol.CappyUnknownCamera {
+	// Not a camera name at all: refused as the adapter and the controller do.
+	if err := g.ValidateScenario("boss_intro", nil, protocol.Presentation{"camera": 3.0}); !errors.As(err, &f) || f.Code != protocol.CappyPresentationRejected {
 		t.Fatalf("ValidateScenario with a numeric camera: %v", err)
+	}
+	if _, _, err := run(t, g, "boss_intro", nil, protocol.Presentation{"camera": ""}); !errors.As(err, &f) || f.Code != protocol.CappyPresentationRejected {
+		t.Fatalf("empty camera: %v", err)
 	}
 	if _, _, err := run(t, g, "boss_intro", nil, protocol.Presentation{"timeScale": 5.0}); !errors.As(err, &f) || f.Code != protocol.CappyPresentationRejected {
 		t.Fatalf("timeScale 5: %v", err)

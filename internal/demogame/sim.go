@@ -2,6 +2,7 @@ package demogame
 
 import (
 	"math/rand/v2"
+	"strconv"
 )
 
 // TickMs is the fixed simulation step.
@@ -232,31 +233,16 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (w *world) spawn(kind string, hp int) *unit {
+func (w *world) spawn(kind string, hp int) {
 	w.nextID++
 	u := &unit{kind: kind, hp: hp, maxHP: hp, cd: foeTable[kind].cooldown / 2}
 	if kind == "golem_king" {
 		u.id = "boss"
 	} else {
-		u.id = kind + "_" + itoa(w.nextID)
+		u.id = kind + "_" + strconv.Itoa(w.nextID)
 	}
 	w.foes = append(w.foes, u)
 	w.emit("SPAWN", 0, "actor", u.id, "kind", kind, "hp", hp)
-	return u
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 func (w *world) bossHP() int {

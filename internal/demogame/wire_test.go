@@ -15,118 +15,68 @@ import (
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-type wire struct {
-	t    *testing.T
-	ctx  context.Context
-	peer *adaptertest.Peer
-}
-
-func connect(t testing.TB, g *demogame.Game) (*adaptertest.Peer, context.Context) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	ctl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- adapter.Run(runCtx, g, ctl.Options()) }()
-	peer, err := ctl.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		peer.Conn.CloseNow()
-		stop()
-		<-done
-		ctl.Close()
-		cancel()
-	})
-	hello, sc, err := peer.Handshake(ctx, ctl.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
+// connect runs the demo game through adapter.Run against an adaptertest
+// controller, past the handshake.
+func connect(t testing.TB, g *demogame.Game) *adaptertest.Harness {
+	t.Helper()
+	h := adaptertest.Start(t, g)
+	hello, sc := h.Handshake()
 	if hello.Game.ID != demogame.GameID || len(sc.Scenarios) != 3 {
 		t.Fatalf("hello %+v, %d scenarios", hello.Game, len(sc.Scenarios))
 	}
-	return peer, ctx
-}
-
-func (w *wire) send(msgs ...any) {
-	w.t.Helper()
-	if err := w.peer.Send(w.ctx, msgs...); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-func (w *wire) expect(typ, op string) *protocol.AdapterMessage {
-	w.t.Helper()
-	m, err := w.peer.Expect(w.ctx, typ, op)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return m
-}
-
-func (w *wire) collect(op string) ([]protocol.Event, *protocol.AdapterMessage) {
-	w.t.Helper()
-	evs, end, err := w.peer.Collect(w.ctx, op)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return evs, end
+	return h
 }
 
 // The demo game through the real adapter and a WebSocket: a scenario, a
 // recording, its replay at half speed, and the failures the game adds at
 // prepare time.
 func TestOverTheWire(t *testing.T) {
-	peer, ctx := connect(t, &demogame.Game{RecordTick: 2 * time.Millisecond})
-	w := &wire{t, ctx, peer}
+	w := connect(t, &demogame.Game{RecordTick: 2 * time.Millisecond})
 
-	w.send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_1", Scenario: "boss_intro",
+	w.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_1", Scenario: "boss_intro",
 		Parameters: map[string]any{"hero": "mage"}, Presentation: protocol.Presentation{"camera": "overview", "timeScale": 0.5}})
-	w.expect("ready", "op_1")
-	w.send(&protocol.OpMessage{Type: "start", Op: "op_1"})
-	w.expect("started", "op_1")
-	evs, end := w.collect("op_1")
+	w.Expect("ready", "op_1")
+	w.Send(&protocol.OpMessage{Type: "start", Op: "op_1"})
+	w.Expect("started", "op_1")
+	evs, end := w.Collect("op_1")
 	if end.Completed == nil || !strings.Contains(string(end.Completed.Summary), `"outcome"`) {
 		t.Fatalf("boss_intro ended with %s %+v", end.Type, end.Failed)
 	}
 	local, _ := mustRun(t, demogame.New(), "boss_intro", map[string]any{"hero": "mage"}, nil)
 	sameEvents(t, local, evs, 2)
 
-	w.send(&protocol.RecordStart{Type: "record_start", Op: "op_r"})
-	w.expect("started", "op_r")
+	w.Send(&protocol.RecordStart{Type: "record_start", Op: "op_r"})
+	w.Expect("started", "op_r")
 	time.Sleep(200 * time.Millisecond)
-	w.send(&protocol.OpMessage{Type: "stop", Op: "op_r"})
-	recorded, end := w.collect("op_r")
+	w.Send(&protocol.OpMessage{Type: "stop", Op: "op_r"})
+	recorded, end := w.Collect("op_r")
 	if end.Completed == nil || end.Completed.Replay == nil {
 		t.Fatalf("recording ended with %s %+v", end.Type, end.Failed)
 	}
 	if len(recorded) == 0 {
 		t.Fatal("no events recorded")
 	}
-	w.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_p", Replay: end.Completed.Replay, Presentation: protocol.Presentation{"timeScale": 0.5}})
-	w.expect("ready", "op_p")
-	w.send(&protocol.OpMessage{Type: "start", Op: "op_p"})
-	w.expect("started", "op_p")
-	played, end := w.collect("op_p")
+	w.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_p", Replay: end.Completed.Replay, Presentation: protocol.Presentation{"timeScale": 0.5}})
+	w.Expect("ready", "op_p")
+	w.Send(&protocol.OpMessage{Type: "start", Op: "op_p"})
+	w.Expect("started", "op_p")
+	played, end := w.Collect("op_p")
 	if end.Completed == nil {
 		t.Fatalf("replay ended with %s %+v", end.Type, end.Failed)
 	}
 	sameEvents(t, recorded, played, 2)
 
 	// Refused at prepare, before ready.
-	w.send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_cam", Scenario: "boss_intro", Parameters: map[string]any{}, Presentation: protocol.Presentation{"camera": "drone"}})
-	if m := w.expect("failed", "op_cam"); m.Failed.Code != protocol.CappyUnknownCamera {
+	w.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_cam", Scenario: "boss_intro", Parameters: map[string]any{}, Presentation: protocol.Presentation{"camera": "drone"}})
+	if m := w.Expect("failed", "op_cam"); m.Failed.Code != protocol.CappyUnknownCamera {
 		t.Fatalf("unknown camera: %+v", m.Failed)
 	}
-	w.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_fmt", Replay: adapter.InlineReplay([]byte(`{"format":"tetris/v9"}`), "tetris/v9")})
-	if m := w.expect("failed", "op_fmt"); m.Failed.Code != protocol.CappyReplayUnsupported {
+	w.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_fmt", Replay: adapter.InlineReplay([]byte(`{"format":"tetris/v9"}`), "tetris/v9")})
+	if m := w.Expect("failed", "op_fmt"); m.Failed.Code != protocol.CappyReplayUnsupported {
 		t.Fatalf("foreign replay: %+v", m.Failed)
 	}
-	w.send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_route", Scenario: "speedrun", Parameters: map[string]any{}})
-	if m := w.expect("failed", "op_route"); m.Failed.Code != protocol.CappyInvalidParameters {
+	w.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_route", Scenario: "speedrun", Parameters: map[string]any{}})
+	if m := w.Expect("failed", "op_route"); m.Failed.Code != protocol.CappyInvalidParameters {
 		t.Fatalf("speedrun without route: %+v", m.Failed)
 	}
 }
@@ -134,7 +84,8 @@ func TestOverTheWire(t *testing.T) {
 // BenchmarkStressLoopback: the stress scenario's events per second through
 // the adapter and a loopback WebSocket to a reader that discards them.
 func BenchmarkStressLoopback(b *testing.B) {
-	peer, ctx := connect(b, demogame.New())
+	h := connect(b, demogame.New())
+	peer, ctx := h.Peer, h.Ctx
 	buf := make([]byte, 512)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -91,17 +91,9 @@ const CodeAdapterError = "ADAPTER_ERROR"
 
 // Failure is an error a Run* (or a Validator) returns to report failed with
 // a code, such as protocol.CappyScenarioNotFound, CappyInvalidParameters,
-// CappyReplayUnsupported or CappyUnknownCamera.
-type Failure struct {
-	Code, Message string
-}
-
-func (f *Failure) Error() string {
-	if f.Message == "" {
-		return f.Code
-	}
-	return f.Code + ": " + f.Message
-}
+// CappyReplayUnsupported or CappyUnknownCamera. It is protocol's
+// CappyFailure, which protocol's checks (Presentation.Check) return.
+type Failure = protocol.CappyFailure
 
 // Failf returns a *Failure with a formatted message.
 func Failf(code, format string, args ...any) *Failure {
@@ -545,25 +537,11 @@ func (s *session) waitOp(d time.Duration) {
 	}
 }
 
-// checkPresentation checks the keys Cappy defines against the capabilities.
+// checkPresentation checks the keys Cappy defines, and the capabilities
+// they need, as the controller does.
 func (s *session) checkPresentation(p protocol.Presentation) *Failure {
-	if v, ok := p["timeScale"]; ok {
-		f, isNum := v.(float64)
-		switch {
-		case !s.hasCap(protocol.CapTimeScale):
-			return Failf(protocol.CappyPresentationRejected, "this game does not support presentation.timeScale")
-		case !isNum || f < 0.1 || f > 4:
-			return Failf(protocol.CappyPresentationRejected, "presentation.timeScale must be a number from 0.1 to 4, got %v", v)
-		}
-	}
-	if v, ok := p["camera"]; ok {
-		_, isStr := v.(string)
-		switch {
-		case !s.hasCap(protocol.CapAlternateCameras):
-			return Failf(protocol.CappyPresentationRejected, "this game does not support presentation.camera")
-		case !isStr:
-			return Failf(protocol.CappyPresentationRejected, "presentation.camera must be a string, got %v", v)
-		}
+	if err := p.Check(s.hasCap); err != nil {
+		return failureOf(err, protocol.CappyPresentationRejected)
 	}
 	return nil
 }
@@ -671,9 +649,9 @@ func (s *session) start(id string) {
 		s.fail(id, protocol.CappyOutOfState, fmt.Sprintf("operation %s is not prepared", id))
 	case s.cur.launched:
 		s.log.Warn("cappy: ignoring a repeated start", "op", id)
-	case s.cur.cancelled:
-		// cancelled before start: stay silent
 	default:
+		// Not launched, so not cancelled either: cancelOp ends and clears
+		// an operation cancelled before its start.
 		s.launch(s.cur)
 	}
 }

@@ -135,76 +135,8 @@ func (g *testGame) Replay(ctx context.Context, op *adapter.Op, r *protocol.Repla
 	return nil
 }
 
-// harness runs adapter.Run against an adaptertest controller.
-type harness struct {
-	t      *testing.T
-	ctx    context.Context
-	ctl    *adaptertest.Controller
-	peer   *adaptertest.Peer
-	runErr chan error
-	stop   context.CancelFunc
-}
-
-func startRun(t *testing.T, g adapter.Game) *harness {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	ctl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctl.Close() })
-	runCtx, stop := context.WithCancel(ctx)
-	h := &harness{t: t, ctx: ctx, ctl: ctl, runErr: make(chan error, 1), stop: stop}
-	go func() { h.runErr <- adapter.Run(runCtx, g, ctl.Options()) }()
-	h.peer, err = ctl.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Keep reading so that Run's closing handshake completes.
-		go func() {
-			for {
-				if _, _, err := h.peer.Conn.Read(context.Background()); err != nil {
-					return
-				}
-			}
-		}()
-		stop()
-		select {
-		case <-h.runErr:
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after its context was cancelled")
-		}
-		h.peer.Conn.CloseNow()
-	})
-	return h
-}
-
-func (h *harness) handshake() *protocol.Scenarios {
-	h.t.Helper()
-	_, sc, err := h.peer.Handshake(h.ctx, h.ctl.Token)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return sc
-}
-
-func (h *harness) send(msgs ...any) {
-	h.t.Helper()
-	if err := h.peer.Send(h.ctx, msgs...); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-func (h *harness) expect(typ, op string) *protocol.AdapterMessage {
-	h.t.Helper()
-	m, err := h.peer.Expect(h.ctx, typ, op)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return m
-}
+// startRun runs adapter.Run for g against an adaptertest controller.
+func startRun(t *testing.T, g adapter.Game) *adaptertest.Harness { return adaptertest.Start(t, g) }
 
 func prepare(op, scenario string, params map[string]any, pres protocol.Presentation) *protocol.PrepareScenario {
 	if params == nil {
@@ -216,23 +148,19 @@ func prepare(op, scenario string, params map[string]any, pres protocol.Presentat
 func opMsg(typ, op string) *protocol.OpMessage { return &protocol.OpMessage{Type: typ, Op: op} }
 
 // runScenario prepares, starts and collects one scenario.
-func (h *harness) runScenario(op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
-	h.t.Helper()
-	h.send(prepare(op, scenario, params, pres))
-	h.expect("ready", op)
-	h.send(opMsg("start", op))
-	h.expect("started", op)
-	evs, end, err := h.peer.Collect(h.ctx, op)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return evs, end
+func runScenario(h *adaptertest.Harness, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+	h.T.Helper()
+	h.Send(prepare(op, scenario, params, pres))
+	h.Expect("ready", op)
+	h.Send(opMsg("start", op))
+	h.Expect("started", op)
+	return h.Collect(op)
 }
 
 func TestHandshakeAndRequestInTheSameBurst(t *testing.T) {
 	h := startRun(t, newTestGame())
-	hello := h.expect("hello", "").Hello
-	if hello.Token != h.ctl.Token || hello.Game.ID != "test-game" || hello.Adapter.Name != "test-adapter" || hello.Build != "b42" {
+	hello := h.Expect("hello", "").Hello
+	if hello.Token != h.Ctl.Token || hello.Game.ID != "test-game" || hello.Adapter.Name != "test-adapter" || hello.Build != "b42" {
 		t.Fatalf("hello = %+v", hello)
 	}
 	if hello.Protocol.Min != 1 || hello.Protocol.Max != 1 || !hello.HasCapability(protocol.CapReplay) {
@@ -240,15 +168,15 @@ func TestHandshakeAndRequestInTheSameBurst(t *testing.T) {
 	}
 	// welcome and the first request in one TCP write: the request must not
 	// be lost behind the welcome.
-	h.send(adaptertest.Welcome(), prepare("op_1", "count", map[string]any{"n": 5.0}, nil))
-	sc := h.expect("scenarios", "").Scenarios
+	h.Send(adaptertest.Welcome(), prepare("op_1", "count", map[string]any{"n": 5.0}, nil))
+	sc := h.Expect("scenarios", "").Scenarios
 	if len(sc.Scenarios) != 5 || sc.Scenarios[0].ID != "count" {
 		t.Fatalf("registry = %+v", sc.Scenarios)
 	}
-	h.expect("ready", "op_1")
-	h.send(opMsg("start", "op_1"))
-	h.expect("started", "op_1")
-	evs, end, err := h.peer.Collect(h.ctx, "op_1")
+	h.Expect("ready", "op_1")
+	h.Send(opMsg("start", "op_1"))
+	h.Expect("started", "op_1")
+	evs, end, err := h.Peer.Collect(h.Ctx, "op_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,23 +199,23 @@ func TestHandshakeAndRequestInTheSameBurst(t *testing.T) {
 
 func TestRequestsBeforeWelcomeAreKeptInOrder(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.expect("hello", "")
-	h.send(adaptertest.Welcome(), &protocol.ListScenarios{Type: "list_scenarios"},
+	h.Expect("hello", "")
+	h.Send(adaptertest.Welcome(), &protocol.ListScenarios{Type: "list_scenarios"},
 		prepare("op_1", "count", map[string]any{"n": 1.0}, nil), opMsg("start", "op_1"))
-	h.expect("scenarios", "")
-	h.expect("scenarios", "")
-	h.expect("ready", "op_1")
-	h.expect("started", "op_1")
-	h.expect("event", "op_1")
-	h.expect("completed", "op_1")
+	h.Expect("scenarios", "")
+	h.Expect("scenarios", "")
+	h.Expect("ready", "op_1")
+	h.Expect("started", "op_1")
+	h.Expect("event", "op_1")
+	h.Expect("completed", "op_1")
 }
 
 func TestListScenarios(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(&protocol.ListScenarios{Type: "list_scenarios"})
-	got := h.expect("scenarios", "").Scenarios.Scenarios
+	h.Handshake()
+	h.Send(&protocol.ListScenarios{Type: "list_scenarios"})
+	got := h.Expect("scenarios", "").Scenarios.Scenarios
 	want, _ := json.Marshal(g.Scenarios())
 	gotJSON, _ := json.Marshal(got)
 	if string(gotJSON) != string(want) {
@@ -298,47 +226,47 @@ func TestListScenarios(t *testing.T) {
 func TestPingWhileOperationRunsAndCancel(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(prepare("op_1", "block", nil, nil))
-	h.expect("ready", "op_1")
-	h.send(opMsg("start", "op_1"))
-	h.expect("started", "op_1")
-	h.expect("event", "op_1")
+	h.Handshake()
+	h.Send(prepare("op_1", "block", nil, nil))
+	h.Expect("ready", "op_1")
+	h.Send(opMsg("start", "op_1"))
+	h.Expect("started", "op_1")
+	h.Expect("event", "op_1")
 	<-g.blocked
 	for i := range 3 {
 		nonce := "n" + strconv.Itoa(i)
-		h.send(&protocol.Ping{Type: "ping", Nonce: nonce})
-		if m := h.expect("pong", ""); m.Pong.Nonce != nonce {
+		h.Send(&protocol.Ping{Type: "ping", Nonce: nonce})
+		if m := h.Expect("pong", ""); m.Pong.Nonce != nonce {
 			t.Fatalf("pong nonce %q, want %q", m.Pong.Nonce, nonce)
 		}
 	}
-	h.send(opMsg("cancel", "op_1"))
+	h.Send(opMsg("cancel", "op_1"))
 	select {
 	case err := <-g.afterCanc:
 		if !errors.Is(err, adapter.ErrCancelled) {
 			t.Fatalf("Emit after cancel = %v, want ErrCancelled", err)
 		}
-	case <-h.ctx.Done():
+	case <-h.Ctx.Done():
 		t.Fatal("the game's ctx was not cancelled")
 	}
 	// The cancelled op is silent and frees the slot: the next message is
 	// the new operation's ready, not a completed or failed for op_1.
-	h.send(prepare("op_2", "count", nil, nil))
-	h.expect("ready", "op_2")
+	h.Send(prepare("op_2", "count", nil, nil))
+	h.Expect("ready", "op_2")
 }
 
 func TestCancelBeforeStart(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(prepare("op_1", "count", nil, nil))
-	h.expect("ready", "op_1")
-	h.send(opMsg("cancel", "op_1"), opMsg("start", "op_1"), prepare("op_2", "count", map[string]any{"n": 1.0}, nil))
+	h.Handshake()
+	h.Send(prepare("op_1", "count", nil, nil))
+	h.Expect("ready", "op_1")
+	h.Send(opMsg("cancel", "op_1"), opMsg("start", "op_1"), prepare("op_2", "count", map[string]any{"n": 1.0}, nil))
 	// start of the cancelled op is out of state; op_2 is admitted.
-	if m := h.expect("failed", "op_1"); m.Failed.Code != protocol.CappyOutOfState {
+	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyOutOfState {
 		t.Fatalf("start after cancel: %+v", m.Failed)
 	}
-	h.expect("ready", "op_2")
+	h.Expect("ready", "op_2")
 	if g.runs.Load() != 0 {
 		t.Fatal("the cancelled operation ran")
 	}
@@ -346,15 +274,15 @@ func TestCancelBeforeStart(t *testing.T) {
 
 func TestStopRecordingThenReplay(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.handshake()
-	h.send(&protocol.RecordStart{Type: "record_start", Op: "op_r"})
-	h.expect("started", "op_r")
+	h.Handshake()
+	h.Send(&protocol.RecordStart{Type: "record_start", Op: "op_r"})
+	h.Expect("started", "op_r")
 	var recorded []protocol.Event
 	for range 5 {
-		recorded = append(recorded, *h.expect("event", "op_r").Event)
+		recorded = append(recorded, *h.Expect("event", "op_r").Event)
 	}
-	h.send(opMsg("stop", "op_r"))
-	rest, end, err := h.peer.Collect(h.ctx, "op_r")
+	h.Send(opMsg("stop", "op_r"))
+	rest, end, err := h.Peer.Collect(h.Ctx, "op_r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,11 +300,11 @@ func TestStopRecordingThenReplay(t *testing.T) {
 		t.Fatalf("replay %s (format %q) for %d recorded events", data, replay.Format, len(recorded))
 	}
 
-	h.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_p", Replay: replay, Presentation: protocol.Presentation{"timeScale": 0.5}})
-	h.expect("ready", "op_p")
-	h.send(opMsg("start", "op_p"))
-	h.expect("started", "op_p")
-	played, end, err := h.peer.Collect(h.ctx, "op_p")
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_p", Replay: replay, Presentation: protocol.Presentation{"timeScale": 0.5}})
+	h.Expect("ready", "op_p")
+	h.Send(opMsg("start", "op_p"))
+	h.Expect("started", "op_p")
+	played, end, err := h.Peer.Collect(h.Ctx, "op_p")
 	if err != nil || end.Completed == nil {
 		t.Fatalf("replay ended with %v %v", end, err)
 	}
@@ -392,36 +320,36 @@ func TestStopRecordingThenReplay(t *testing.T) {
 	// A corrupted replay is refused before ready.
 	bad := *replay
 	bad.SHA256 = strings.Repeat("0", 64)
-	h.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_bad", Replay: &bad}, opMsg("start", "op_bad"))
-	h.expect("ready", "op_bad") // the adapter checks shape; the game checks content
-	h.expect("started", "op_bad")
-	if m := h.expect("failed", "op_bad"); m.Failed.Code != protocol.CappyReplayInvalid {
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_bad", Replay: &bad}, opMsg("start", "op_bad"))
+	h.Expect("ready", "op_bad") // the adapter checks shape; the game checks content
+	h.Expect("started", "op_bad")
+	if m := h.Expect("failed", "op_bad"); m.Failed.Code != protocol.CappyReplayInvalid {
 		t.Fatalf("corrupted replay: %+v", m.Failed)
 	}
 }
 
 func TestReplayShapeIsCheckedBeforeReady(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.handshake()
-	h.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_1", Replay: &protocol.ReplayPayload{Kind: "tape", SHA256: "x"}})
-	if m := h.expect("failed", "op_1"); m.Failed.Code != protocol.CappyReplayInvalid {
+	h.Handshake()
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_1", Replay: &protocol.ReplayPayload{Kind: "tape", SHA256: "x"}})
+	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyReplayInvalid {
 		t.Fatalf("got %+v", m.Failed)
 	}
 }
 
 func TestRejectIsAnErrorNamingTheCode(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.expect("hello", "")
-	h.send(&protocol.Reject{Type: "reject", Code: protocol.CappyUnauthenticated, Message: "wrong token"})
-	h.peer.Close()
+	h.Expect("hello", "")
+	h.Send(&protocol.Reject{Type: "reject", Code: protocol.CappyUnauthenticated, Message: "wrong token"})
+	h.Peer.Close()
 	select {
-	case err := <-h.runErr:
+	case err := <-h.RunErr:
 		var rej *adapter.RejectError
 		if !errors.As(err, &rej) || rej.Code != protocol.CappyUnauthenticated || !strings.Contains(err.Error(), protocol.CappyUnauthenticated) {
 			t.Fatalf("Run = %v, want a RejectError naming %s", err, protocol.CappyUnauthenticated)
 		}
-		h.runErr <- err // for the cleanup
-	case <-h.ctx.Done():
+		h.RunErr <- err // for the cleanup
+	case <-h.Ctx.Done():
 		t.Fatal("Run did not return after reject")
 	}
 }
@@ -442,20 +370,24 @@ func TestPrepareFailures(t *testing.T) {
 		{"unknown parameter", "count", map[string]any{"speed": 2.0}, nil, protocol.CappyInvalidParameters},
 		{"missing required", "route", nil, nil, protocol.CappyInvalidParameters},
 		{"timeScale out of range", "count", nil, protocol.Presentation{"timeScale": 8.0}, protocol.CappyPresentationRejected},
-		{"camera without capability", "count", nil, protocol.Presentation{"camera": "overview"}, protocol.CappyPresentationRejected},
+		// As the controller refuses them (protocol's Presentation.Check).
+		{"camera without capability", "count", nil, protocol.Presentation{"camera": "overview"}, protocol.CappyCapabilityMissing},
+		{"empty camera", "count", nil, protocol.Presentation{"camera": ""}, protocol.CappyPresentationRejected},
+		{"numeric camera", "count", nil, protocol.Presentation{"camera": 2.0}, protocol.CappyPresentationRejected},
+		{"timeScale not a number", "count", nil, protocol.Presentation{"timeScale": "fast"}, protocol.CappyPresentationRejected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newTestGame()
 			h := startRun(t, g)
-			h.handshake()
-			h.send(prepare("op_1", tc.scenario, tc.params, tc.pres))
-			m := h.expect("failed", "op_1")
+			h.Handshake()
+			h.Send(prepare("op_1", tc.scenario, tc.params, tc.pres))
+			m := h.Expect("failed", "op_1")
 			if m.Failed.Code != tc.code || m.Failed.Message == "" {
 				t.Fatalf("failed = %+v, want code %s", m.Failed, tc.code)
 			}
 			// The failed prepare leaves no operation behind.
-			h.send(prepare("op_2", "count", map[string]any{"n": 1.0}, nil))
-			h.expect("ready", "op_2")
+			h.Send(prepare("op_2", "count", map[string]any{"n": 1.0}, nil))
+			h.Expect("ready", "op_2")
 			if g.runs.Load() != 0 {
 				t.Fatal("the game ran")
 			}
@@ -465,15 +397,15 @@ func TestPrepareFailures(t *testing.T) {
 
 func TestGameFailures(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.handshake()
-	if _, end := h.runScenario("op_1", "fail", nil, nil); end.Failed == nil || end.Failed.Code != "BOOM" || !strings.Contains(end.Failed.Message, "on purpose") {
+	h.Handshake()
+	if _, end := runScenario(h, "op_1", "fail", nil, nil); end.Failed == nil || end.Failed.Code != "BOOM" || !strings.Contains(end.Failed.Message, "on purpose") {
 		t.Fatalf("fail scenario ended with %s %+v", end.Type, end.Failed)
 	}
-	if _, end := h.runScenario("op_2", "panic", nil, nil); end.Failed == nil || end.Failed.Code != adapter.CodeAdapterError || !strings.Contains(end.Failed.Message, "kaboom") {
+	if _, end := runScenario(h, "op_2", "panic", nil, nil); end.Failed == nil || end.Failed.Code != adapter.CodeAdapterError || !strings.Contains(end.Failed.Message, "kaboom") {
 		t.Fatalf("panic scenario ended with %s %+v", end.Type, end.Failed)
 	}
 	// The adapter survives both.
-	if evs, end := h.runScenario("op_3", "count", map[string]any{"n": 2.0}, protocol.Presentation{"timeScale": 2.0}); end.Completed == nil || len(evs) != 2 || evs[1].T != 5 {
+	if evs, end := runScenario(h, "op_3", "count", map[string]any{"n": 2.0}, protocol.Presentation{"timeScale": 2.0}); end.Completed == nil || len(evs) != 2 || evs[1].T != 5 {
 		t.Fatalf("count after failures: %d events, %s", len(evs), end.Type)
 	}
 }
@@ -481,24 +413,24 @@ func TestGameFailures(t *testing.T) {
 func TestOneOperationAtATime(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(prepare("op_1", "count", nil, nil))
-	h.expect("ready", "op_1")
-	h.send(prepare("op_2", "count", nil, nil))
-	if m := h.expect("failed", "op_2"); m.Failed.Code != protocol.CappyOperationBusy {
+	h.Handshake()
+	h.Send(prepare("op_1", "count", nil, nil))
+	h.Expect("ready", "op_1")
+	h.Send(prepare("op_2", "count", nil, nil))
+	if m := h.Expect("failed", "op_2"); m.Failed.Code != protocol.CappyOperationBusy {
 		t.Fatalf("second prepare: %+v", m.Failed)
 	}
-	h.send(opMsg("start", "op_9"))
-	if m := h.expect("failed", "op_9"); m.Failed.Code != protocol.CappyOutOfState {
+	h.Send(opMsg("start", "op_9"))
+	if m := h.Expect("failed", "op_9"); m.Failed.Code != protocol.CappyOutOfState {
 		t.Fatalf("start of an unknown op: %+v", m.Failed)
 	}
 	// op_1 still runs normally, and once done the slot is free.
-	h.send(opMsg("start", "op_1"))
-	h.expect("started", "op_1")
-	if _, end, err := h.peer.Collect(h.ctx, "op_1"); err != nil || end.Completed == nil {
+	h.Send(opMsg("start", "op_1"))
+	h.Expect("started", "op_1")
+	if _, end, err := h.Peer.Collect(h.Ctx, "op_1"); err != nil || end.Completed == nil {
 		t.Fatalf("op_1: %v %v", end, err)
 	}
-	if evs, end := h.runScenario("op_3", "count", map[string]any{"n": 1.0}, nil); end.Completed == nil || len(evs) != 1 {
+	if evs, end := runScenario(h, "op_3", "count", map[string]any{"n": 1.0}, nil); end.Completed == nil || len(evs) != 1 {
 		t.Fatal("op_3 did not run")
 	}
 }
@@ -507,13 +439,13 @@ func TestRecordingWithoutCapability(t *testing.T) {
 	g := newTestGame()
 	g.caps = []string{protocol.CapScenarios}
 	h := startRun(t, g)
-	h.handshake()
-	h.send(&protocol.RecordStart{Type: "record_start", Op: "op_1"})
-	if m := h.expect("failed", "op_1"); m.Failed.Code != protocol.CappyCapabilityMissing {
+	h.Handshake()
+	h.Send(&protocol.RecordStart{Type: "record_start", Op: "op_1"})
+	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyCapabilityMissing {
 		t.Fatalf("got %+v", m.Failed)
 	}
-	h.send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: adapter.InlineReplay([]byte("x"), "test/v1")})
-	if m := h.expect("failed", "op_2"); m.Failed.Code != protocol.CappyReplayUnsupported {
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: adapter.InlineReplay([]byte("x"), "test/v1")})
+	if m := h.Expect("failed", "op_2"); m.Failed.Code != protocol.CappyReplayUnsupported {
 		t.Fatalf("got %+v", m.Failed)
 	}
 }
@@ -521,19 +453,19 @@ func TestRecordingWithoutCapability(t *testing.T) {
 func TestRunEndsWhenTheControllerCloses(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(prepare("op_1", "block", nil, nil), opMsg("start", "op_1"))
-	h.expect("ready", "op_1")
-	h.expect("started", "op_1")
+	h.Handshake()
+	h.Send(prepare("op_1", "block", nil, nil), opMsg("start", "op_1"))
+	h.Expect("ready", "op_1")
+	h.Expect("started", "op_1")
 	<-g.blocked
-	h.peer.Close()
+	h.Peer.Close()
 	select {
-	case err := <-h.runErr:
+	case err := <-h.RunErr:
 		if err != nil {
 			t.Fatalf("Run after a normal close = %v, want nil", err)
 		}
-		h.runErr <- err
-	case <-h.ctx.Done():
+		h.RunErr <- err
+	case <-h.Ctx.Done():
 		t.Fatal("Run did not return after the controller closed")
 	}
 	if err := <-g.afterCanc; !errors.Is(err, adapter.ErrDisconnected) {
@@ -543,15 +475,15 @@ func TestRunEndsWhenTheControllerCloses(t *testing.T) {
 
 func TestRunErrorOnAbruptDisconnect(t *testing.T) {
 	h := startRun(t, newTestGame())
-	h.handshake()
-	h.peer.Conn.CloseNow()
+	h.Handshake()
+	h.Peer.Conn.CloseNow()
 	select {
-	case err := <-h.runErr:
+	case err := <-h.RunErr:
 		if err == nil || !strings.Contains(err.Error(), "lost") {
 			t.Fatalf("Run after an abrupt disconnect = %v, want a connection-lost error", err)
 		}
-		h.runErr <- err
-	case <-h.ctx.Done():
+		h.RunErr <- err
+	case <-h.Ctx.Done():
 		t.Fatal("Run did not return")
 	}
 }
@@ -559,27 +491,27 @@ func TestRunErrorOnAbruptDisconnect(t *testing.T) {
 func TestRunReturnsWhenItsContextEnds(t *testing.T) {
 	g := newTestGame()
 	h := startRun(t, g)
-	h.handshake()
-	h.send(prepare("op_1", "block", nil, nil), opMsg("start", "op_1"))
+	h.Handshake()
+	h.Send(prepare("op_1", "block", nil, nil), opMsg("start", "op_1"))
 	<-g.blocked
 	closeErr := make(chan error, 1)
 	go func() {
 		for {
-			if _, err := h.peer.Recv(h.ctx); err != nil {
+			if _, err := h.Peer.Recv(h.Ctx); err != nil {
 				closeErr <- err
 				return
 			}
 		}
 	}()
 	start := time.Now()
-	h.stop()
+	h.Stop()
 	select {
-	case err := <-h.runErr:
+	case err := <-h.RunErr:
 		if err != nil {
 			t.Fatalf("Run = %v, want nil when its context ends", err)
 		}
-		h.runErr <- err
-	case <-h.ctx.Done():
+		h.RunErr <- err
+	case <-h.Ctx.Done():
 		t.Fatal("Run did not return")
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -640,11 +572,31 @@ func TestHelloHasNonNilCapabilities(t *testing.T) {
 	g := newTestGame()
 	g.caps = nil
 	h := startRun(t, g)
-	m := h.expect("hello", "")
+	m := h.Expect("hello", "")
 	if m.Hello.Capabilities == nil || len(m.Hello.Capabilities) != 0 {
 		t.Fatalf("capabilities = %#v", m.Hello.Capabilities)
 	}
 	if !slices.Equal(m.Hello.Capabilities, []string{}) {
 		t.Fatal("unexpected capabilities")
+	}
+}
+
+// A presentation key needs its capability: the adapter refuses it with
+// the controller's code, CAPABILITY_MISSING.
+func TestPresentationNeedsCapability(t *testing.T) {
+	g := newTestGame()
+	g.caps = []string{protocol.CapScenarios, protocol.CapReplay}
+	h := startRun(t, g)
+	h.Handshake()
+	h.Send(prepare("op_1", "count", nil, protocol.Presentation{"timeScale": 0.5}))
+	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyCapabilityMissing || !strings.Contains(m.Failed.Message, protocol.CapTimeScale) {
+		t.Fatalf("timeScale without %s: %+v", protocol.CapTimeScale, m.Failed)
+	}
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: adapter.InlineReplay([]byte(`{}`), "test/v1"), Presentation: protocol.Presentation{"camera": "c"}})
+	if m := h.Expect("failed", "op_2"); m.Failed.Code != protocol.CappyCapabilityMissing || !strings.Contains(m.Failed.Message, protocol.CapAlternateCameras) {
+		t.Fatalf("camera without %s: %+v", protocol.CapAlternateCameras, m.Failed)
+	}
+	if g.runs.Load() != 0 {
+		t.Fatal("the game ran")
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -118,11 +116,15 @@ func (o *Op) end() {
 }
 
 // SetSummary sets the summary sent with completed: any value that encodes
-// as a JSON object.
+// as a JSON object of at most protocol.MaxSummaryBytes (the controller
+// keeps it with the capture).
 func (o *Op) SetSummary(v any) error {
 	raw, err := encodePayload(v)
 	if err != nil {
 		return fmt.Errorf("adapter: summary: %w", err)
+	}
+	if len(raw) > protocol.MaxSummaryBytes {
+		return fmt.Errorf("adapter: summary is %d bytes of JSON, more than the %d the controller keeps", len(raw), protocol.MaxSummaryBytes)
 	}
 	o.mu.Lock()
 	o.summary = raw
@@ -159,11 +161,8 @@ func (o *Op) Emit(t float64, event string, durationMs *float64, payload any) err
 	if o.ctx.Err() != nil {
 		return o.closedErr()
 	}
-	if !(t >= 0) || math.IsInf(t, 1) {
-		return fmt.Errorf("adapter: event %q: t must be a finite, non-negative number of milliseconds, got %v", event, t)
-	}
-	if durationMs != nil && (!(*durationMs >= 0) || math.IsInf(*durationMs, 1)) {
-		return fmt.Errorf("adapter: event %q: durationMs must be a finite, non-negative number, got %v", event, *durationMs)
+	if err := protocol.CheckEventFields(t, event, durationMs); err != nil {
+		return fmt.Errorf("adapter: event %.64q: %w", event, err)
 	}
 	raw, err := encodePayload(payload)
 	if err != nil {
@@ -184,9 +183,7 @@ func (o *Op) Emit(t float64, event string, durationMs *float64, payload any) err
 	b := append((*o.buf)[:0], o.prefix...)
 	b = appendFloat(b, t)
 	b = append(b, `,"event":`...)
-	if b, err = appendEventName(b, event); err != nil {
-		return err
-	}
+	b = appendQuoted(b, event)
 	if durationMs != nil {
 		b = append(b, `,"durationMs":`...)
 		b = appendFloat(b, *durationMs)
@@ -260,29 +257,6 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-// appendEventName appends an event name as a JSON string, checking it as
-// the controller will: 1 to 256 bytes of UTF-8 without control characters
-// (other than newline, tab and carriage return).
-func appendEventName(b []byte, name string) ([]byte, error) {
-	switch {
-	case name == "":
-		return b, errors.New("adapter: event name required")
-	case len(name) > 256:
-		return b, fmt.Errorf("adapter: event name %.32q… is %d bytes, at most 256", name, len(name))
-	}
-	if !isPlain(name) {
-		if !utf8.ValidString(name) {
-			return b, fmt.Errorf("adapter: event name %q is not valid UTF-8", name)
-		}
-		for _, r := range name {
-			if r != '\n' && r != '\t' && r != '\r' && unicode.IsControl(r) {
-				return b, fmt.Errorf("adapter: event name %q contains a control character", name)
-			}
-		}
-	}
-	return appendQuoted(b, name), nil
 }
 
 // isPlain reports whether s is printable ASCII without quotes or

@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -14,41 +13,20 @@ import (
 )
 
 // InlineReplay wraps replay data as an inline payload: base64 with its
-// SHA-256. Inline replays may hold at most protocol.MaxInlineReplayBytes;
-// use FileReplay for more (the controller refuses a larger inline one).
+// SHA-256 (protocol.NewInlineReplay). Inline replays may hold at most
+// protocol.MaxInlineReplayBytes; use FileReplay for more (the controller
+// refuses a larger inline one).
 func InlineReplay(data []byte, format string) *protocol.ReplayPayload {
-	sum := sha256.Sum256(data)
-	return &protocol.ReplayPayload{
-		Kind:     "inline",
-		Encoding: "base64",
-		Data:     base64.StdEncoding.EncodeToString(data),
-		SHA256:   hex.EncodeToString(sum[:]),
-		Format:   format,
-	}
+	return protocol.NewInlineReplay(data, format)
 }
 
 // DecodeInline returns an inline replay's data, checking its encoding, the
-// 1 MiB limit and its SHA-256.
+// 1 MiB limit and its SHA-256 (protocol's DecodeInline, as the controller
+// does); a refusal is a *Failure with protocol.CappyReplayInvalid.
 func DecodeInline(r *protocol.ReplayPayload) ([]byte, error) {
-	switch {
-	case r == nil:
-		return nil, Failf(protocol.CappyReplayInvalid, "no replay")
-	case r.Kind != "inline":
-		return nil, Failf(protocol.CappyReplayInvalid, "replay kind is %q, not inline", r.Kind)
-	case r.Encoding != "base64":
-		return nil, Failf(protocol.CappyReplayInvalid, "inline replay encoding is %q, not base64", r.Encoding)
-	case base64.StdEncoding.DecodedLen(len(r.Data)) > protocol.MaxInlineReplayBytes+2:
-		return nil, Failf(protocol.CappyReplayInvalid, "inline replay is larger than %d bytes", protocol.MaxInlineReplayBytes)
-	}
-	data, err := base64.StdEncoding.DecodeString(r.Data)
+	data, err := r.DecodeInline()
 	if err != nil {
-		return nil, Failf(protocol.CappyReplayInvalid, "inline replay data: %v", err)
-	}
-	if len(data) > protocol.MaxInlineReplayBytes {
-		return nil, Failf(protocol.CappyReplayInvalid, "inline replay is %d bytes, more than %d", len(data), protocol.MaxInlineReplayBytes)
-	}
-	if err := checkSum(data, r.SHA256); err != nil {
-		return nil, err
+		return nil, Failf(protocol.CappyReplayInvalid, "%v", err)
 	}
 	return data, nil
 }

@@ -1,0 +1,105 @@
+package adaptertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// Harness runs adapter.Run for one game against a new Controller, for one
+// test: the test plays the controller through Peer. Its helpers fail the
+// test on an error.
+type Harness struct {
+	T    testing.TB
+	Ctx  context.Context // ends with the test, or after 30 s
+	Ctl  *Controller
+	Peer *Peer
+	// RunErr receives what Run returned. A test that takes it puts it
+	// back, for the cleanup to find.
+	RunErr chan error
+	// Stop cancels Run's context.
+	Stop context.CancelFunc
+}
+
+// Start starts adapter.Run(g) against a new Controller and accepts its
+// connection. At the end of the test it stops Run and waits (up to 10 s)
+// for it to return.
+func Start(t testing.TB, g adapter.Game) *Harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	ctl, err := NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	runCtx, stop := context.WithCancel(ctx)
+	h := &Harness{T: t, Ctx: ctx, Ctl: ctl, RunErr: make(chan error, 1), Stop: stop}
+	go func() { h.RunErr <- adapter.Run(runCtx, g, ctl.Options()) }()
+	h.Peer, err = ctl.Accept(ctx)
+	if err != nil {
+		stop()
+		<-h.RunErr
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Keep reading so that Run's closing handshake completes.
+		go func() {
+			for {
+				if _, _, err := h.Peer.Conn.Read(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		stop()
+		select {
+		case <-h.RunErr:
+		case <-time.After(10 * time.Second):
+			t.Error("adaptertest: Run did not return after its context was cancelled")
+		}
+		h.Peer.Conn.CloseNow()
+	})
+	return h
+}
+
+// Handshake reads hello, answers welcome and reads the registry.
+func (h *Harness) Handshake() (*protocol.Hello, *protocol.Scenarios) {
+	h.T.Helper()
+	hello, sc, err := h.Peer.Handshake(h.Ctx, h.Ctl.Token)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return hello, sc
+}
+
+// Send sends messages back to back (see Peer.Send).
+func (h *Harness) Send(msgs ...any) {
+	h.T.Helper()
+	if err := h.Peer.Send(h.Ctx, msgs...); err != nil {
+		h.T.Fatal(err)
+	}
+}
+
+// Expect reads the next message, which must be of type typ (and about op,
+// when op != "").
+func (h *Harness) Expect(typ, op string) *protocol.AdapterMessage {
+	h.T.Helper()
+	m, err := h.Peer.Expect(h.Ctx, typ, op)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return m
+}
+
+// Collect reads op's events until its completed or failed.
+func (h *Harness) Collect(op string) ([]protocol.Event, *protocol.AdapterMessage) {
+	h.T.Helper()
+	evs, end, err := h.Peer.Collect(h.Ctx, op)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return evs, end
+}

@@ -1,0 +1,49 @@
+package cappy
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Concurrent Starts launch the game once: the others find it running.
+// Checking and launching in separate critical sections let two of them
+// launch now and then; many rounds make that show.
+func TestLauncherConcurrentStartsLaunchOnce(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	const rounds, n = 200, 16
+	dir := t.TempDir()
+	for r := range rounds {
+		l := &Launcher{Command: []string{sleep, "10"}, LogPath: filepath.Join(dir, "game.log")}
+		var wg sync.WaitGroup
+		ready := make(chan struct{})
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				<-ready
+				errs <- l.Start("ws://127.0.0.1:1", "token")
+			})
+		}
+		close(ready)
+		wg.Wait()
+		in := l.Info()
+		l.Stop(time.Second)
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if in.Starts != 1 || !in.Running || in.PID == 0 {
+			t.Fatalf("round %d: after %d concurrent Starts: %+v, want one running launch", r, n, in)
+		}
+		if l.Running() {
+			t.Fatalf("round %d: running after Stop", r)
+		}
+	}
+}
