@@ -14,7 +14,6 @@ import (
 // serverSequence; presence frames have seq 0.
 type frame struct {
 	seq  int64
-	ws   string
 	data []byte
 }
 
@@ -45,7 +44,7 @@ type broker struct {
 
 	mu   sync.Mutex
 	subs map[string]map[*subscriber]struct{}
-	head map[string]int64 // highest published serverSequence per workspace
+	head map[string]int64 // highest committed serverSequence seen per workspace: published, or read at a subscribe
 }
 
 func newBroker(log *slog.Logger, depth, slack int, heads func(context.Context, string) (int64, error)) *broker {
@@ -55,19 +54,29 @@ func newBroker(log *slog.Logger, depth, slack int, heads func(context.Context, s
 // subscribe registers a subscriber and returns it with its ack cursor: the
 // workspace head. Every operation above the cursor will be queued to it.
 func (b *broker) subscribe(ctx context.Context, workspace, replica string) (*subscriber, int64, error) {
+	// The store's head is read without the lock, which publish (on the
+	// ingest commit path) needs; and only while nothing was published for
+	// the workspace since start (b.head keeps it after).
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	head, ok := b.head[workspace]
-	if !ok {
-		// Nothing published for this workspace since start: its head is
-		// the store's. Reading it under the lock orders it against publish:
-		// operations committed but not yet published are <= head, and are
-		// skipped for this subscriber; anything later is published after.
+	_, known := b.head[workspace]
+	b.mu.Unlock()
+	var stored int64
+	if !known {
 		var err error
-		if head, err = b.heads(ctx, workspace); err != nil {
+		if stored, err = b.heads(ctx, workspace); err != nil {
 			return nil, 0, err
 		}
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// The cursor is the larger of the store's head, as read, and the
+	// highest published serverSequence. Everything up to either is
+	// committed, so the subscriber can page it. Anything above both was
+	// not yet published when the subscriber is registered below, under
+	// the same lock (publish raises b.head under it before it queues), so
+	// it is queued to the subscriber: no gap, no duplicate.
+	head := max(stored, b.head[workspace])
+	b.head[workspace] = head
 	s := &subscriber{
 		workspace: workspace, replica: replica, from: head,
 		// At most depth+slack frames are pending when a commit is queued,
@@ -119,7 +128,7 @@ func (b *broker) publish(logged []*protocol.Envelope) {
 			b.log.Error("encode fan-out frame", "seq", e.ServerSequence, "err", err)
 			continue
 		}
-		byWS[e.WorkspaceID] = append(byWS[e.WorkspaceID], frame{seq: e.ServerSequence, ws: e.WorkspaceID, data: data})
+		byWS[e.WorkspaceID] = append(byWS[e.WorkspaceID], frame{seq: e.ServerSequence, data: data})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -147,7 +156,7 @@ func (b *broker) publishPresence(workspace string, p *protocol.RemotePresence) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs[workspace] {
-		b.send(s, []frame{{ws: workspace, data: data}})
+		b.send(s, []frame{{data: data}})
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -77,22 +79,38 @@ func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, workspace
 	})
 }
 
-// readBody reads at most MaxBodyBytes, answering 413 beyond.
+// bodyReadWait bounds reading one request body: the server's
+// ReadHeaderTimeout bounds only the headers, and a client must not hold a
+// handler by trickling a body forever (a variable for tests).
+var bodyReadWait = 30 * time.Second
+
+// readBody reads at most MaxBodyBytes, answering 413 beyond, within
+// bodyReadWait. (Never called for WebSocket requests.)
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength > protocol.MaxBodyBytes {
 		writeError(w, http.StatusRequestEntityTooLarge, protocol.CodePayloadTooLarge, fmt.Sprintf("body of %d bytes is over the 1 MiB limit", r.ContentLength))
 		return nil, false
 	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyReadWait))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, protocol.CodePayloadTooLarge, "body is over the 1 MiB limit")
 		return nil, false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeError(w, http.StatusBadRequest, protocol.CodeSchemaInvalid, fmt.Sprintf("read body: the body did not arrive within %s", bodyReadWait))
+		return nil, false
 	case err != nil:
 		writeError(w, http.StatusBadRequest, protocol.CodeSchemaInvalid, "read body: "+err.Error())
 		return nil, false
 	}
+	// The whole body is read: lift the deadline, which would otherwise end
+	// the connection's background read (and so the request's context)
+	// while the handler works. After an error it stays, so the server
+	// does not wait for the rest of the body either.
+	rc.SetReadDeadline(time.Time{})
 	return body, true
 }
 

@@ -38,16 +38,22 @@ const maxBatch = 512
 
 // Server serves the coordination API.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	store    *store.Store
-	ingester *store.Ingester
-	broker   *broker
-	mux      *http.ServeMux
+	log        *slog.Logger // Config.Logger, or a discarding one
+	store      *store.Store // Config.Store
+	retention  time.Duration
+	sweepEvery time.Duration
+	ingester   *store.Ingester
+	broker     *broker
+	mux        *http.ServeMux
 
+	// WebSocket handlers outlive srv.Shutdown (their connections are
+	// hijacked), so Close waits for them through wsWG. A handler is added
+	// under wsMu before it accepts, unless closing is set (under wsMu too),
+	// so none is added once Close may be waiting.
+	wsMu     sync.Mutex
+	closing  bool
 	wsWG     sync.WaitGroup // live WebSocket handlers
-	shutdown chan struct{}  // closed when the server begins to shut down
-	stopOnce sync.Once
+	shutdown chan struct{}  // closed (with closing set) when the server begins to shut down
 }
 
 // New builds a Server over cfg.Store and starts its ingester.
@@ -62,23 +68,20 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, log: log, store: cfg.Store, shutdown: make(chan struct{})}
+	s := &Server{log: log, store: cfg.Store, retention: cfg.Retention, sweepEvery: cfg.SweepEvery, shutdown: make(chan struct{})}
 	s.broker = newBroker(log, cfg.QueueDepth, maxBatch, cfg.Store.Head)
 	s.ingester = cfg.Store.NewIngester(&store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
 	s.mux = s.routes()
 	return s
 }
 
-// Handler is the service's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
-
 // IngestStats reports the ingester's running totals.
 func (s *Server) IngestStats() store.IngesterStats { return s.ingester.Stats() }
 
 // RetentionFor is the history retention of a plan, or the override.
 func (s *Server) RetentionFor(plan string) time.Duration {
-	if s.cfg.Retention > 0 {
-		return s.cfg.Retention
+	if s.retention > 0 {
+		return s.retention
 	}
 	if p, ok := store.Plans[plan]; ok {
 		return p.Retention()
@@ -127,8 +130,27 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
+// beginShutdown refuses new WebSockets and tells the live ones to end.
 func (s *Server) beginShutdown() {
-	s.stopOnce.Do(func() { close(s.shutdown) })
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	if !s.closing {
+		s.closing = true
+		close(s.shutdown)
+	}
+}
+
+// addWS counts a WebSocket handler in wsWG, unless the server is closing.
+// It must be called before the connection is accepted (hijacked), since
+// srv.Shutdown does not wait for hijacked connections.
+func (s *Server) addWS() bool {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wsWG.Add(1)
+	return true
 }
 
 // Close closes every subscription and drains the ingester. Call it after
@@ -140,7 +162,7 @@ func (s *Server) Close() {
 }
 
 func (s *Server) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.SweepEvery)
+	t := time.NewTicker(s.sweepEvery)
 	defer t.Stop()
 	for {
 		select {

@@ -897,6 +897,54 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// stalled yields its bytes and then blocks until the test ends, like a
+// client that stops sending in the middle of a body.
+type stalled struct {
+	b    []byte
+	stop <-chan struct{}
+}
+
+func (s *stalled) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		<-s.stop
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// TestBodyReadDeadline: a body that stops arriving is answered (and its
+// connection closed) instead of holding a handler forever.
+func TestBodyReadDeadline(t *testing.T) {
+	t.Cleanup(hub.SetBodyReadWait(200 * time.Millisecond)) // runs after the hub stops
+	h := newHub(t, hub.Config{})
+	addr := strings.TrimPrefix(h.URL, "http://")
+	body := ingestBody(t, fixture.NewReplica(wsMain, "rep_a", "ada@example.com").Intent("int_1", "src/**"))
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	for _, c := range []struct{ name, path, framing string }{
+		{"ingest/content-length", "/v1/intents", fmt.Sprintf("Content-Length: %d", len(body))},
+		{"ingest/chunked", "/v1/intents", "Transfer-Encoding: chunked"},
+		{"presence", "/v1/presence", fmt.Sprintf("Content-Length: %d", len(body))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n%s\r\n\r\n", c.path, addr, h.Token, c.framing)
+			var r io.Reader = &stalled{b: body[:len(body)/2], stop: stop}
+			if strings.HasPrefix(c.framing, "Transfer-Encoding") {
+				r = &chunked{r: r}
+			}
+			if msg := wantError(t, rawRequest(t, addr, head, r), http.StatusBadRequest, protocol.CodeSchemaInvalid); !strings.Contains(msg, "did not arrive within 200ms") {
+				t.Fatalf("message %q does not say the body did not arrive in time", msg)
+			}
+		})
+	}
+	// Nothing was logged, and the service still serves.
+	if rc := h.ingest(t, fixture.NewReplica(wsMain, "rep_a", "ada@example.com").Intent("int_1", "src/**")); rc.ServerSequence != 1 {
+		t.Fatalf("receipt %+v, want serverSequence 1", rc)
+	}
+}
+
 // --- paging ---------------------------------------------------------------
 
 // ingestConcurrently ingests n envelopes from writers replicas at once

@@ -18,21 +18,24 @@ import (
 
 // WebSocket timings.
 const (
-	subscribeWait = 10 * time.Second // the subscribe frame must arrive within this
-	writeWait     = 10 * time.Second // one frame must be written within this
-	pingEvery     = 20 * time.Second // keepalive; a dead peer goes offline
+	writeWait = 10 * time.Second // one frame must be written within this
+	pingEvery = 20 * time.Second // keepalive; a dead peer goes offline
 )
+
+// subscribeWait is how soon after the upgrade the subscribe frame must
+// arrive (a variable for tests).
+var subscribeWait = 10 * time.Second
 
 // subscribe serves GET /v1/subscribe: a WebSocket whose first client frame
 // is {"type":"subscribe",...}; then the service sends fan-out frames for
 // every operation after the acknowledged cursor, in server order.
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.shutdown:
+	// Counted before Accept hijacks the connection, so Close waits for it.
+	if !s.addWS() {
 		writeError(w, http.StatusServiceUnavailable, protocol.CodeUnavailable, "the service is shutting down; retry")
 		return
-	default:
 	}
+	defer s.wsWG.Done()
 	// websocket.Accept answers bad upgrades in plain text; answer the
 	// common ones here, as JSON like every other error.
 	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
@@ -53,8 +56,6 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	s.wsWG.Add(1)
-	defer s.wsWG.Done()
 	defer c.CloseNow()
 	c.SetReadLimit(64 << 10)
 	ctx := r.Context()
@@ -67,13 +68,35 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 			c.Close(protocol.CloseRefused, string(code))
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, subscribeWait)
-	typ, data, err := c.Read(rctx)
-	cancel()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		refuse(protocol.CodeSchemaInvalid, "expected a subscribe frame within 10s")
+	// A Read whose context ends closes the connection at once, before an
+	// error frame could be sent. So the first Read has no deadline: a
+	// watcher refuses a client that sends nothing within subscribeWait,
+	// or closes it as going away when the service starts shutting down
+	// meanwhile (so Close does not wait for a silent client); either ends
+	// the Read. The handler waits for the watcher and returns if it acted,
+	// so the connection never has two writers.
+	readDone := make(chan struct{})
+	watcherActed := make(chan bool, 1)
+	go func() {
+		t := time.NewTimer(subscribeWait)
+		defer t.Stop()
+		select {
+		case <-readDone:
+			watcherActed <- false
+		case <-t.C:
+			refuse(protocol.CodeSchemaInvalid, fmt.Sprintf("expected a subscribe frame within %s", subscribeWait))
+			watcherActed <- true
+		case <-s.shutdown:
+			c.Close(websocket.StatusGoingAway, "service shutting down; reconnect and subscribe again")
+			watcherActed <- true
+		}
+	}()
+	typ, data, err := c.Read(ctx)
+	close(readDone)
+	if <-watcherActed {
 		return
+	}
+	switch {
 	case err != nil:
 		return
 	case typ != websocket.MessageText:
@@ -165,10 +188,17 @@ func write(ctx context.Context, c *websocket.Conn, b []byte) bool {
 }
 
 // unsubscribe drops sub and, when it was the replica's last connection,
-// marks the replica offline and tells the others.
+// marks the replica offline and tells the others; but not when the service
+// is shutting down: then the replica is not leaving, the service is
+// restarting, and the replica reconnects to the next one.
 func (s *Server) unsubscribe(sub *subscriber) {
 	if s.broker.unsubscribe(sub) {
 		return
+	}
+	select {
+	case <-s.shutdown:
+		return
+	default:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -210,6 +210,49 @@ func TestSubscribeRefused(t *testing.T) {
 	}
 }
 
+// TestSubscribeFrameTimeout: a client that connects and sends nothing is
+// told why it is refused before the socket closes.
+func TestSubscribeFrameTimeout(t *testing.T) {
+	t.Cleanup(hub.SetSubscribeWait(100 * time.Millisecond)) // runs after the hub stops
+	h := newHub(t, hub.Config{})
+	conn := h.dial(t)
+	b, err := readRaw(conn)
+	if err != nil {
+		t.Fatalf("no error frame for a silent client: %v", err)
+	}
+	wantKeys(t, b, "type", "code", "message")
+	var e protocol.WSError
+	if err := strictUnmarshal(b, &e); err != nil || e.Type != "error" || e.Code != protocol.CodeSchemaInvalid || !strings.Contains(e.Message, "subscribe frame within 100ms") {
+		t.Fatalf("answer %s, want an error frame with code %s naming the wait", b, protocol.CodeSchemaInvalid)
+	}
+	_, err = readRaw(conn)
+	if st := websocketStatus(err); st != protocol.CloseRefused {
+		t.Fatalf("after the error frame: %v (status %d), want close %d", err, st, protocol.CloseRefused)
+	}
+	// The service still serves.
+	h.subscribe(t, wsMain, "rep_a", h.Token)
+}
+
+// TestShutdownClosesSilentClient: a client that has not subscribed yet is
+// told the service is going away when it shuts down, instead of the
+// shutdown waiting for the subscribe frame's deadline.
+func TestShutdownClosesSilentClient(t *testing.T) {
+	t.Cleanup(hub.SetSubscribeWait(time.Hour)) // runs after the hub stops
+	h := newHub(t, hub.Config{})
+	conn := h.dial(t)
+	end := make(chan error, 1)
+	go func() {
+		_, err := readRaw(conn)
+		end <- err
+	}()
+	if err := h.stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if err := <-end; websocketStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("the silent client's socket ended with %v, want 1001 going away", err)
+	}
+}
+
 // TestNonWebSocketSubscribeIsJSON: a plain GET of /v1/subscribe (or one from
 // a foreign Origin) is refused like every other error, as JSON.
 func TestNonWebSocketSubscribeIsJSON(t *testing.T) {
@@ -700,4 +743,39 @@ func TestPresence(t *testing.T) {
 	wantPresence(watch, "rep_marker", protocol.PresenceOnline)
 	q2.c.CloseNow()
 	wantPresence(watch, "rep_q", protocol.PresenceOffline)
+}
+
+// TestPresenceSurvivesRestart: a graceful shutdown closes every socket, but
+// the replicas are not leaving: they stay online for the next instance.
+func TestPresenceSurvivesRestart(t *testing.T) {
+	h := newHub(t, hub.Config{})
+	w := h.subscribe(t, wsMain, "rep_p", h.Token)
+	up := protocol.PresenceUpdate{ReplicaID: "rep_p", ActorID: "pat@example.com", SessionID: "ses_p", Status: protocol.PresenceOnline}
+	if a := h.mustDo(t, "POST", "/v1/presence", h.Token, mustJSON(t, up)); a.Status != http.StatusOK {
+		t.Fatalf("POST /v1/presence: %s", a)
+	}
+	if f := w.next(t); f.Presence == nil || f.Presence.Status != protocol.PresenceOnline {
+		t.Fatalf("frame %+v, want rep_p online", f)
+	}
+	end := make(chan error, 1)
+	go func() { end <- w.drain(t) }()
+	if err := h.stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if err := <-end; websocketStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("subscriber closed with %v, want 1001 going away", err)
+	}
+
+	h.reopen(t)
+	h.serve(t, hub.Config{})
+	a := h.mustDo(t, "GET", "/v1/presence", h.Token, nil)
+	var body struct {
+		Items []*protocol.RemotePresence `json:"items"`
+	}
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &body) != nil {
+		t.Fatalf("GET /v1/presence: %s", a)
+	}
+	if len(body.Items) != 1 || body.Items[0].SenderReplicaID != "rep_p" || body.Items[0].Status != protocol.PresenceOnline {
+		t.Fatalf("after a restart the presence is %s, want rep_p still online", a.Body)
+	}
 }
