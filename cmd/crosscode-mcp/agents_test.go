@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,28 +105,17 @@ func (a *agent) call(tool string, args map[string]any) map[string]any {
 	return out
 }
 
+// callRaw runs a tool; a tool error is {"error": its text} and true.
 func (a *agent) callRaw(tool string, args map[string]any) (map[string]any, bool) {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name, req.Params.Arguments = tool, args
-	res, err := a.c.CallTool(ctx, req)
+	out, toolErr, err := callTool(ctx, a.c, tool, args)
 	if err != nil {
 		a.t.Fatalf("%s: %s: %v\nstderr:\n%s", a.name, tool, err, a.stderr.String())
 	}
-	text := ""
-	if len(res.Content) > 0 {
-		if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
-			text = tc.Text
-		}
-	}
-	if res.IsError {
-		return map[string]any{"error": text}, true
-	}
-	var out map[string]any
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		a.t.Fatalf("%s: %s: result is not JSON: %v: %s", a.name, tool, err, text)
+	if toolErr != "" {
+		return map[string]any{"error": toolErr}, true
 	}
 	return out, false
 }
@@ -140,41 +128,20 @@ func (a *agent) kill9() {
 	a.cmd.Wait()
 }
 
-func get(m map[string]any, path ...string) any {
-	var v any = m
-	for _, p := range path {
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = mm[p]
-	}
-	return v
-}
-
-func newsItems(out map[string]any) []map[string]any {
-	var items []map[string]any
-	list, _ := get(out, "news", "items").([]any)
-	for _, it := range list {
-		items = append(items, it.(map[string]any))
-	}
-	return items
-}
-
 // collaborate runs the two-agent story against ada (claude-code) and bo
 // (cursor): intents, a granted and a denied claim, handoff with claims
 // moving, tasks, validations and news.
 func collaborate(t *testing.T, ada, bo *agent) {
 	st := ada.call("workspace_status", nil)
-	if get(st, "you", "provider") != "claude-code" || get(st, "you", "actor") != "ada@example.com" {
+	if field(st, "you", "provider") != "claude-code" || field(st, "you", "actor") != "ada@example.com" {
 		t.Fatalf("ada's identity: %v", st["you"])
 	}
-	if st := bo.call("workspace_status", nil); get(st, "you", "provider") != "cursor" {
+	if st := bo.call("workspace_status", nil); field(st, "you", "provider") != "cursor" {
 		t.Fatalf("bo's identity: %v", st["you"])
 	}
 
 	in := ada.call("publish_intent", map[string]any{"summary": "Rebalance the boss fight", "paths": []string{"src/game/**"}})
-	if get(in, "write", "status") != "acknowledged" {
+	if field(in, "write", "status") != "acknowledged" {
 		t.Fatalf("intent write: %v", in["write"])
 	}
 	granted := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "phase-2 damage"})
@@ -188,7 +155,7 @@ func collaborate(t *testing.T, ada, bo *agent) {
 		t.Fatalf("bo's overlapping claim was not denied: %v", denied)
 	}
 	conflicts := denied["conflicts"].([]any)
-	if len(conflicts) != 1 || get(conflicts[0].(map[string]any), "actor") != "ada@example.com" || get(conflicts[0].(map[string]any), "claimId") != claimID {
+	if len(conflicts) != 1 || field(conflicts[0].(map[string]any), "actor") != "ada@example.com" || field(conflicts[0].(map[string]any), "claimId") != claimID {
 		t.Fatalf("denial does not name ada's claim: %v", conflicts)
 	}
 	if !strings.Contains(denied["next"].(string), "ada@example.com") {
@@ -196,7 +163,7 @@ func collaborate(t *testing.T, ada, bo *agent) {
 	}
 	// bo's news shows ada's intent and claim.
 	var sawClaim bool
-	for _, it := range newsItems(denied) {
+	for _, it := range list(denied, "news", "items") {
 		if it["id"] == claimID && it["provider"] == "claude-code" {
 			sawClaim = true
 		}
@@ -213,15 +180,15 @@ func collaborate(t *testing.T, ada, bo *agent) {
 	}
 
 	task := ada.call("create_task", map[string]any{"title": "Boss VFX pass", "labels": []string{"vfx"}})
-	taskID := get(task, "task", "taskId").(string)
+	taskID := field(task, "task", "taskId").(string)
 	ho := ada.call("request_handoff", map[string]any{"toActor": "bo@example.com", "summary": "Damage curve done; needs VFX", "taskId": taskID})
-	hoID := get(ho, "handoff", "handoffId").(string)
-	if ids := get(ho, "handoff", "claimIds").([]any); len(ids) != 1 || ids[0] != claimID {
+	hoID := field(ho, "handoff", "handoffId").(string)
+	if ids := field(ho, "handoff", "claimIds").([]any); len(ids) != 1 || ids[0] != claimID {
 		t.Fatalf("handoff claims: %v", ids)
 	}
 	st = bo.call("workspace_status", nil)
 	var forYou bool
-	for _, it := range newsItems(st) {
+	for _, it := range list(st, "news", "items") {
 		if it["id"] == hoID && it["forYou"] == true {
 			forYou = true
 		}
@@ -230,12 +197,12 @@ func collaborate(t *testing.T, ada, bo *agent) {
 		t.Fatalf("bo does not see the handoff: news %v, handoffsForYou %v", st["news"], st["handoffsForYou"])
 	}
 	acc := bo.call("respond_handoff", map[string]any{"handoffId": hoID, "response": "accept", "note": "on it"})
-	if get(acc, "handoff", "status") != "accepted" {
+	if field(acc, "handoff", "status") != "accepted" {
 		t.Fatalf("accept: %v", acc)
 	}
 	st = bo.call("workspace_status", nil)
 	mine := st["yourClaims"].([]any)
-	if len(mine) != 1 || get(mine[0].(map[string]any), "claimId") != claimID {
+	if len(mine) != 1 || field(mine[0].(map[string]any), "claimId") != claimID {
 		t.Fatalf("the claim did not move to bo: %v", mine)
 	}
 	if st := ada.call("workspace_status", nil); len(st["yourClaims"].([]any)) != 0 {
@@ -246,16 +213,16 @@ func collaborate(t *testing.T, ada, bo *agent) {
 		t.Fatalf("ada's claim after the handoff: %v", again)
 	}
 	upd := bo.call("update_task", map[string]any{"taskId": taskID, "status": "in_progress", "assignee": "bo@example.com"})
-	if get(upd, "task", "status") != "in_progress" {
+	if field(upd, "task", "status") != "in_progress" {
 		t.Fatalf("update_task: %v", upd)
 	}
-	list := ada.call("list_tasks", nil)
-	if tasks := list["tasks"].([]any); len(tasks) != 1 || get(tasks[0].(map[string]any), "assignee") != "bo@example.com" {
-		t.Fatalf("list_tasks: %v", list)
+	listed := ada.call("list_tasks", nil)
+	if tasks := listed["tasks"].([]any); len(tasks) != 1 || field(tasks[0].(map[string]any), "assignee") != "bo@example.com" {
+		t.Fatalf("list_tasks: %v", listed)
 	}
 	bo.call("record_validation", map[string]any{"kind": "test", "name": "go test ./...", "status": "passed", "summary": "42 tests"})
 	news := ada.call("read_feed", map[string]any{"kind": "validation"})
-	if items := news["items"].([]any); len(items) != 1 || get(items[0].(map[string]any), "provider") != "cursor" {
+	if items := news["items"].([]any); len(items) != 1 || field(items[0].(map[string]any), "provider") != "cursor" {
 		t.Fatalf("read_feed validations: %v", news)
 	}
 	rel := bo.call("release_claim", map[string]any{"all": true, "reason": "done"})
@@ -347,11 +314,11 @@ func TestTwoAgentsLocalMode(t *testing.T) {
 
 	// kill -9 right after a tool answered: the answer's envelope is durable.
 	in := ada.call("publish_intent", map[string]any{"summary": "last words", "paths": []string{"docs/**"}})
-	seq := int64(get(in, "write", "serverSequence").(float64))
+	seq := int64(field(in, "write", "serverSequence").(float64))
 	ada.kill9()
 	ada2 := startAgent(t, "ada again", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-2"}})
 	in2 := ada2.call("publish_intent", map[string]any{"summary": "back", "paths": []string{"docs/**"}})
-	if int64(get(in2, "write", "serverSequence").(float64)) != seq+1 {
+	if int64(field(in2, "write", "serverSequence").(float64)) != seq+1 {
 		t.Fatalf("after kill -9: sequence %v, want %d", in2["write"], seq+1)
 	}
 	ada2.c.Close()
@@ -378,7 +345,7 @@ func TestTwoAgentsRemoteMode(t *testing.T) {
 	remote := []string{"--service", svc.URL, "--token", token}
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: append([]string{"--actor", "ada@example.com"}, remote...), env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-r"}})
 	bo := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo, args: append([]string{"--actor", "bo@example.com", "--session-ref", "bo-ref"}, remote...)})
-	if st := ada.call("workspace_status", nil); st["mode"] != "remote" || get(st, "service", "connected") != true {
+	if st := ada.call("workspace_status", nil); st["mode"] != "remote" || field(st, "service", "connected") != true {
 		t.Fatalf("remote status: %v", st)
 	}
 	collaborate(t, ada, bo)
@@ -387,14 +354,14 @@ func TestTwoAgentsRemoteMode(t *testing.T) {
 	svc.cmd.Process.Signal(syscall.SIGKILL)
 	<-svc.exited
 	queued := ada.call("publish_intent", map[string]any{"summary": "while the service is down", "paths": []string{"assets/**"}})
-	if get(queued, "write", "status") != "queued" {
+	if field(queued, "write", "status") != "queued" {
 		t.Fatalf("write while the service is down: %v", queued["write"])
 	}
 	pending := ada.call("claim", map[string]any{"patterns": []string{"assets/ui/**"}})
 	if pending["status"] != "pending" || pending["likely"] != "granted" {
 		t.Fatalf("claim while the service is down: %v", pending)
 	}
-	if st := ada.call("workspace_status", nil); get(st, "service", "connected") != false || get(st, "service", "pendingUploads").(float64) != 2 {
+	if st := ada.call("workspace_status", nil); field(st, "service", "connected") != false || field(st, "service", "pendingUploads").(float64) != 2 {
 		t.Fatalf("status while down: %v", st["service"])
 	}
 	// ada's server is killed right after a tool answered "queued".
@@ -407,15 +374,15 @@ func TestTwoAgentsRemoteMode(t *testing.T) {
 	ada = startAgent(t, "ada again", agentOpts{clientName: "claude-code", dir: repo, args: append([]string{"--actor", "ada@example.com"}, remote...), env: []string{"CLAUDE_CODE_SESSION_ID=claude-sess-r"}})
 	waitFor(t, "ada's outbox to drain", func() bool {
 		st, _ := ada.callRaw("workspace_status", nil)
-		n, _ := get(st, "service", "pendingUploads").(float64)
-		return get(st, "service", "connected") == true && n == 0
+		n, _ := field(st, "service", "pendingUploads").(float64)
+		return field(st, "service", "connected") == true && n == 0
 	})
 	// bo sees what ada did while the service was down.
 	var seenIntent bool
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !seenIntent; {
 		feed := bo.call("read_feed", map[string]any{"kind": "intent", "limit": 100})
 		for _, it := range feed["items"].([]any) {
-			if strings.Contains(get(it.(map[string]any), "text").(string), "while the service is down") {
+			if strings.Contains(field(it.(map[string]any), "text").(string), "while the service is down") {
 				seenIntent = true
 			}
 		}

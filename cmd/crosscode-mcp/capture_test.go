@@ -28,7 +28,7 @@ func TestCaptureWithDemoGame(t *testing.T) {
 		t.Fatalf("list_scenarios: %v", sc)
 	}
 	st = a.call("capture_status", nil)
-	if get(st, "game", "running") != true || get(st, "adapter", "game") != "demo-arena" {
+	if field(st, "game", "running") != true || field(st, "adapter", "game") != "demo-arena" {
 		t.Fatalf("after launch: %v", st)
 	}
 
@@ -70,10 +70,10 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	if len(page["page"].([]any)) != 3 || page["nextSeq"] == nil {
 		t.Fatalf("get_capture page: %v", page)
 	}
-	first := get(page["page"].([]any)[0].(map[string]any), "event").(string)
+	first := field(page["page"].([]any)[0].(map[string]any), "event").(string)
 	only := a.call("get_capture", map[string]any{"op": op, "events": []string{first}, "limit": 200})
 	for _, e := range only["page"].([]any) {
-		if get(e.(map[string]any), "event") != first {
+		if field(e.(map[string]any), "event") != first {
 			t.Fatalf("filter by event name returned %v", e)
 		}
 	}
@@ -85,18 +85,18 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	stopped := a.call("stop_recording", map[string]any{"op": rec["op"]})
-	if stopped["status"] != "completed" || get(stopped, "replay", "sha256") == nil || stopped["events"].(float64) == 0 {
+	if stopped["status"] != "completed" || field(stopped, "replay", "sha256") == nil || stopped["events"].(float64) == 0 {
 		t.Fatalf("stop_recording: %v", stopped)
 	}
 	rp := a.call("replay", map[string]any{"op": rec["op"]})
-	if rp["status"] != "completed" || get(rp, "divergence", "identical") != true || get(rp, "divergence", "compared") != stopped["events"] {
+	if rp["status"] != "completed" || field(rp, "divergence", "identical") != true || field(rp, "divergence", "compared") != stopped["events"] {
 		t.Fatalf("replay: %v", rp)
 	}
 	slow := a.call("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5, "camera": "overview"}})
-	if get(slow, "divergence", "identical") != true || slow["lastT"].(float64) <= stopped["lastT"].(float64) {
+	if field(slow, "divergence", "identical") != true || slow["lastT"].(float64) <= stopped["lastT"].(float64) {
 		t.Fatalf("replay at half speed: %v", slow)
 	}
-	if out, isErr := a.callRaw("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"camera": "drone"}}); !isErr && get(out, "status") != "failed" {
+	if out, isErr := a.callRaw("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"camera": "drone"}}); !isErr && field(out, "status") != "failed" {
 		t.Fatalf("unknown camera: %v", out)
 	}
 
@@ -122,7 +122,7 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	caps := a.call("list_captures", map[string]any{"kind": "scenario"})
 	var cancelled int
 	for _, c := range caps["captures"].([]any) {
-		if get(c.(map[string]any), "status") == "cancelled" {
+		if field(c.(map[string]any), "status") == "cancelled" {
 			cancelled++
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
@@ -70,7 +72,26 @@ type demo struct {
 type demoAgent struct {
 	name, provider string
 	c              *mcpclient.Client
-	stderr         strings.Builder
+	stderr         syncBuffer // written by mcp-go's stderr reader while we read it
+}
+
+// syncBuffer is a bytes.Buffer safe for one goroutine's (or a process's)
+// writes and another's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (d *demo) step(format string, args ...any) { fmt.Fprintf(d.out, "\n"+format+"\n", args...) }
@@ -121,13 +142,26 @@ func (d *demo) agent(ctx context.Context, name, client, actor string, extra ...s
 	return a, nil
 }
 
-// call runs a tool; a tool error fails the demo unless allowed.
+// call runs a tool; a tool error fails the demo.
 func (a *demoAgent) call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
+	out, toolErr, err := callTool(ctx, a.c, tool, args)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %s: %w", a.name, tool, err)
+	case toolErr != "":
+		return nil, fmt.Errorf("%s: %s: %s", a.name, tool, toolErr)
+	}
+	return out, nil
+}
+
+// callTool runs a tool and decodes its JSON result. A tool error (an
+// isError result) is returned as its text in toolErr, not as err.
+func callTool(ctx context.Context, c *mcpclient.Client, tool string, args map[string]any) (out map[string]any, toolErr string, err error) {
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args
-	res, err := a.c.CallTool(ctx, req)
+	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", a.name, tool, err)
+		return nil, "", err
 	}
 	text := ""
 	if len(res.Content) > 0 {
@@ -136,13 +170,15 @@ func (a *demoAgent) call(ctx context.Context, tool string, args map[string]any) 
 		}
 	}
 	if res.IsError {
-		return nil, fmt.Errorf("%s: %s: %s", a.name, tool, text)
+		if text == "" {
+			text = "a tool error without text"
+		}
+		return nil, text, nil
 	}
-	var out map[string]any
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return nil, fmt.Errorf("%s: %s: %v", a.name, tool, err)
+		return nil, "", fmt.Errorf("result is not JSON: %v: %s", err, text)
 	}
-	return out, nil
+	return out, "", nil
 }
 
 func field(m map[string]any, path ...string) any {
@@ -177,6 +213,17 @@ func expect(cond bool, format string, args ...any) error {
 	return nil
 }
 
+// handoffOf reads request_handoff's answer: the handoff's id and how many
+// claims it moves.
+func handoffOf(ho map[string]any) (id string, claims int, err error) {
+	id = str(ho, "handoff", "handoffId")
+	ids, ok := field(ho, "handoff", "claimIds").([]any)
+	if id == "" || !ok {
+		return "", 0, fmt.Errorf("request_handoff answered without handoff.handoffId and handoff.claimIds: %v", ho)
+	}
+	return id, len(ids), nil
+}
+
 func (d *demo) news(name string, out map[string]any) {
 	items := list(out, "news", "items")
 	if len(items) == 0 {
@@ -198,7 +245,9 @@ func (d *demo) run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(d.repo, "src", "game"), 0o755); err != nil {
 		return err
 	}
-	os.WriteFile(filepath.Join(d.repo, "src", "game", "boss.gd"), []byte("extends Node\nvar phase2_damage = 40\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(d.repo, "src", "game", "boss.gd"), []byte("extends Node\nvar phase2_damage = 40\n"), 0o644); err != nil {
+		return err
+	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=demo@example.com", "-c", "user.name=demo", "commit", "-qm", "init"}} {
 		if err := d.git(args...); err != nil {
 			return err
@@ -259,8 +308,11 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hoID := str(ho, "handoff", "handoffId")
-	d.say("request_handoff -> %s with %d claim(s)", hoID, len(field(ho, "handoff", "claimIds").([]any)))
+	hoID, claims, err := handoffOf(ho)
+	if err != nil {
+		return err
+	}
+	d.say("request_handoff -> %s with %d claim(s)", hoID, claims)
 	st, err := bo.call(ctx, "workspace_status", nil)
 	if err != nil {
 		return err

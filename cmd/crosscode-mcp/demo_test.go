@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDemo runs `crosscode-mcp demo` end to end and checks its transcript
@@ -64,4 +68,59 @@ func TestDemoKeep(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestDemoAgentStartFailureShowsStderr: when an agent's server does not
+// start, the demo explains it with the server's stderr, read while mcp-go
+// may still be copying more of it in (under -race, a plain buffer fails).
+func TestDemoAgentStartFailureShowsStderr(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "broken-server")
+	// It never answers initialize, and keeps complaining.
+	script := "#!/bin/sh\nwhile :; do echo 'server broke: no database' >&2; sleep 0.05; done\n"
+	if err := os.WriteFile(server, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &demo{out: io.Discard, exe: server, root: dir, repo: dir}
+	defer d.closeAll()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := d.agent(ctx, "ada", "claude-code", "ada@example.com"); err == nil || !strings.Contains(err.Error(), "server broke: no database") {
+		t.Fatalf("agent start: %v, want the server's stderr", err)
+	}
+}
+
+// TestDemoHandoffAnswer: an answer without the expected fields fails the
+// step with a message; it does not panic.
+func TestDemoHandoffAnswer(t *testing.T) {
+	good := map[string]any{"handoff": map[string]any{"handoffId": "hof_1", "claimIds": []any{"clm_1", "clm_2"}}}
+	if id, n, err := handoffOf(good); err != nil || id != "hof_1" || n != 2 {
+		t.Fatalf("handoffOf(%v) = %q, %d, %v", good, id, n, err)
+	}
+	for _, bad := range []map[string]any{
+		{},
+		{"handoff": map[string]any{"handoffId": "hof_1"}},
+		{"handoff": map[string]any{"handoffId": "hof_1", "claimIds": "clm_1"}},
+		{"handoff": map[string]any{"claimIds": []any{}}},
+		{"handoff": "hof_1"},
+	} {
+		if _, _, err := handoffOf(bad); err == nil || !strings.Contains(err.Error(), "request_handoff") {
+			t.Errorf("handoffOf(%v): %v, want an error naming request_handoff", bad, err)
+		}
+	}
+}
+
+// TestDemoSetupWriteError: a failure to write the demo repository's file
+// stops the demo with that error.
+func TestDemoSetupWriteError(t *testing.T) {
+	root := t.TempDir()
+	// A directory where the demo writes src/game/boss.gd.
+	if err := os.MkdirAll(filepath.Join(root, "mygame", "src", "game", "boss.gd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &demo{out: io.Discard, exe: "/nonexistent", root: root}
+	defer d.closeAll()
+	if err := d.run(context.Background()); err == nil || !strings.Contains(err.Error(), "boss.gd") {
+		t.Fatalf("run: %v, want the error writing boss.gd", err)
+	}
 }

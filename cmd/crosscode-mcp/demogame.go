@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -44,11 +43,7 @@ func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("demo-game: %s not set: Cappy sets CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN when it launches the game; "+
 			"to start it yourself, take both from the capture endpoint file (cappy-endpoint.json) in the data directory", strings.Join(missing, " and "))
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := newLogger(stderr, *verbose)
 	log.Info("demo-game: connecting", "endpoint", endpoint, "game", demogame.GameID)
 	err := adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: endpoint, Token: token, Logger: log})
 	if err != nil { // a *adapter.RejectError names the controller's code

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
+	capturetools "github.com/crosscode/crosscode-mcp/tools/capture"
 )
 
 // Check is one doctor finding.
@@ -35,11 +37,12 @@ type Check struct {
 // setups, and says how to fix each. It exits 1 when a check fails.
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp doctor", stderr)
-	cfg, _, _ := serverFlags(fs)
+	cfg, toolsets, _ := serverFlags(fs)
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	cfg.Toolsets = parseToolsets(*toolsets)
 	checks := doctor(ctx, *cfg)
 	failed := false
 	for _, c := range checks {
@@ -131,44 +134,29 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 		out = append(out, checkService(ctx, cfg, workspace, db)...)
 	}
 
-	// Capture.
+	// Capture, when the server serves it.
 	top := dir
 	if repo != nil {
 		top = repo.Top
 	}
-	ccPath, optional := cfg.CaptureConfig, false
-	if ccPath == "" {
-		ccPath, optional = filepath.Join(top, ".crosscode", "capture.json"), true
+	toolsets := cfg.Toolsets
+	if len(toolsets) == 0 {
+		toolsets = mcp.Toolsets
 	}
-	cc, err := cappy.LoadConfig(ccPath, optional)
+	var unknown []string
+	for _, t := range toolsets {
+		if !slices.Contains(mcp.Toolsets, t) {
+			unknown = append(unknown, t)
+		}
+	}
 	switch {
-	case err != nil:
-		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env}, listen, requiredCapabilities, presets, allowedOrigins"})
-		cc = &cappy.CaptureConfig{}
-	case optional && cc.Game == nil && cc.Presets == nil:
-		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
+	case len(unknown) > 0:
+		add(Check{"toolsets", "fail", fmt.Sprintf("unknown toolset(s) %s: the server refuses to start", strings.Join(unknown, ", ")), "--toolsets takes coord, capture or coord,capture"})
+	case !slices.Contains(toolsets, capturetools.Toolset):
+		add(Check{"capture", "ok", fmt.Sprintf("off (--toolsets %s): the capture config, game command and Cappy port are not used, so not checked", strings.Join(toolsets, ",")), ""})
 	default:
-		add(Check{"capture config", "ok", ccPath, ""})
+		out = append(out, checkCapture(cfg, top, data)...)
 	}
-	game := strings.Fields(cfg.GameCmd)
-	if len(game) == 0 && cc.Game != nil {
-		game = cc.Game.Command
-	}
-	if len(game) == 0 {
-		add(Check{"game command", "warn", "none: the capture tools wait for a game you start yourself", "set game.command in .crosscode/capture.json or pass --game-cmd; a game you start reads its endpoint from " + filepath.Join(data, "cappy-endpoint.json")})
-	} else if p, err := exec.LookPath(game[0]); err != nil {
-		add(Check{"game command", "fail", fmt.Sprintf("%q: %v", game[0], err), "install it, or give its full path in game.command / --game-cmd"})
-	} else {
-		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " "), ""})
-	}
-	listen := cfg.CappyListen
-	if listen == "" {
-		listen = cc.Listen
-	}
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
-	out = append(out, checkListen(listen))
 
 	// Identity.
 	actor, source := cfg.Actor, "--actor"
@@ -196,6 +184,71 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 	}
 	add(Check{"identity", "ok", fmt.Sprintf("actor %s (%s); replica %s; workspace %s; provider %s; session reference: %s", actor, source, replica, workspace, provider, ref), ""})
 	return out
+}
+
+// checkCapture checks the capture config, the game command (resolved as the
+// launcher will run it) and the Cappy listen address.
+func checkCapture(cfg mcp.Config, top, data string) []Check {
+	var out []Check
+	add := func(c Check) { out = append(out, c) }
+	ccPath, optional := cfg.CaptureConfig, false
+	if ccPath == "" {
+		ccPath, optional = filepath.Join(top, ".crosscode", "capture.json"), true
+	}
+	cc, err := cappy.LoadConfig(ccPath, optional)
+	switch {
+	case err != nil:
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env}, listen, requiredCapabilities, presets, allowedOrigins"})
+		cc = &cappy.CaptureConfig{}
+	case optional && cc.Game == nil && cc.Presets == nil:
+		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
+	default:
+		add(Check{"capture config", "ok", ccPath, ""})
+	}
+	// As cappy.NewService: --game-cmd runs in the repository; the config's
+	// game.command in its game.cwd, relative to the repository.
+	game, gameDir, fromConfig := strings.Fields(cfg.GameCmd), top, false
+	if len(game) == 0 && cc.Game != nil {
+		game, fromConfig = cc.Game.Command, true
+		if cc.Game.Cwd != "" {
+			gameDir = cc.Game.Cwd
+			if !filepath.IsAbs(gameDir) {
+				gameDir = filepath.Join(top, gameDir)
+			}
+		}
+	}
+	fix := "install it, or give its full path in game.command / --game-cmd"
+	if fromConfig {
+		fix = "install it, or give its full path (or one relative to game.cwd) in game.command"
+	}
+	if len(game) == 0 {
+		add(Check{"game command", "warn", "none: the capture tools wait for a game you start yourself", "set game.command in .crosscode/capture.json or pass --game-cmd; a game you start reads its endpoint from " + filepath.Join(data, "cappy-endpoint.json")})
+	} else if fi, err := os.Stat(gameDir); err != nil || !fi.IsDir() {
+		add(Check{"game command", "fail", fmt.Sprintf("it runs in %s, which is not a directory", gameDir), "fix game.cwd in the capture config (relative to the repository)"})
+	} else if p, err := lookGameCommand(game[0], gameDir); err != nil {
+		add(Check{"game command", "fail", fmt.Sprintf("%q: %v", game[0], err), fix})
+	} else {
+		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " ") + " (in " + gameDir + ")", ""})
+	}
+	listen := cfg.CappyListen
+	if listen == "" {
+		listen = cc.Listen
+	}
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	add(checkListen(listen))
+	return out
+}
+
+// lookGameCommand finds the game's program as the launcher's exec.Command
+// with Dir will: a bare name on PATH, a path with a separator as is, or,
+// when relative, from the directory the game runs in.
+func lookGameCommand(name, dir string) (string, error) {
+	if filepath.Base(name) != name && !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	return exec.LookPath(name)
 }
 
 // Filesystem magic numbers of network and FUSE filesystems, where SQLite's

@@ -174,3 +174,81 @@ func TestDoctorNetworkFilesystems(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorToolsets: with --toolsets coord the server never reads the
+// capture config nor launches a game, so doctor does not check them, and
+// says so; an unknown toolset fails.
+func TestDoctorToolsets(t *testing.T) {
+	repo := gitRepo(t)
+	args := []string{"--repo", repo, "--toolsets", "coord", "--capture-config", "/nonexistent.json", "--game-cmd", "no-such-game-xyz", "--cappy-listen", "0.0.0.0:1"}
+	r, code := runDoctorJSON(t, args...)
+	if code != 0 || !r.OK {
+		t.Fatalf("doctor --toolsets coord fails on capture it does not serve: exit %d %+v", code, r.Checks)
+	}
+	if c := r.check(t, "capture"); c.Status != "ok" || !strings.Contains(c.Detail, "off") || !strings.Contains(c.Detail, "not checked") {
+		t.Fatalf("capture: %+v", c)
+	}
+	for _, c := range r.Checks {
+		if c.Name == "capture config" || c.Name == "game command" || c.Name == "cappy listen" {
+			t.Errorf("%s checked although capture is off: %+v", c.Name, c)
+		}
+	}
+	out, _, code := runCLI(t, append([]string{"doctor"}, args...)...)
+	if code != 0 || !strings.Contains(out, "capture") || !strings.Contains(out, "not checked") {
+		t.Fatalf("doctor --toolsets coord: %d\n%s", code, out)
+	}
+
+	// Both toolsets, spelled out: the capture checks run (and this config fails).
+	r, code = runDoctorJSON(t, "--repo", repo, "--toolsets", "coord,capture", "--capture-config", "/nonexistent.json")
+	if c := r.check(t, "capture config"); c.Status != "fail" || code != 1 {
+		t.Fatalf("capture config with --toolsets coord,capture: exit %d %+v", code, c)
+	}
+
+	r, code = runDoctorJSON(t, "--repo", repo, "--toolsets", "coord,vision")
+	if c := r.check(t, "toolsets"); c.Status != "fail" || !strings.Contains(c.Detail, "vision") || c.Fix == "" || code != 1 {
+		t.Fatalf("unknown toolset: exit %d %+v", code, c)
+	}
+}
+
+// TestDoctorGameCommandInGameCwd: a relative game.command is found where
+// the launcher runs it, in game.cwd (relative to the repository), not in
+// doctor's working directory.
+func TestDoctorGameCommandInGameCwd(t *testing.T) {
+	capture := func(t *testing.T, repo, config string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := gitRepo(t)
+	if err := os.MkdirAll(filepath.Join(repo, "game", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "game", "bin", "run-game"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, config, status, want string
+	}{
+		{"relative to game.cwd", `{"game":{"command":["./bin/run-game","--demo"],"cwd":"game"}}`, "ok", filepath.Join(repo, "game", "bin", "run-game") + " --demo"},
+		{"absolute game.cwd", `{"game":{"command":["bin/run-game"],"cwd":"` + filepath.Join(repo, "game") + `"}}`, "ok", filepath.Join(repo, "game", "bin", "run-game")},
+		{"relative to the repository without game.cwd", `{"game":{"command":["game/bin/run-game"]}}`, "ok", filepath.Join(repo, "game", "bin", "run-game")},
+		{"not in game.cwd", `{"game":{"command":["./game/bin/run-game"],"cwd":"game"}}`, "fail", "./game/bin/run-game"},
+		{"game.cwd missing", `{"game":{"command":["./bin/run-game"],"cwd":"no-such-dir"}}`, "fail", "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			capture(t, repo, tc.config)
+			r, code := runDoctorJSON(t, "--repo", repo)
+			c := r.check(t, "game command")
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.want) {
+				t.Fatalf("game command: %+v, want %s naming %q", c, tc.status, tc.want)
+			}
+			if tc.status == "fail" && (code != 1 || c.Fix == "") {
+				t.Fatalf("a failed check must fail the run with a fix: exit %d %+v", code, c)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -56,6 +57,16 @@ func startProfile(path string) (stop func()) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+// newLogger is every command's log: text on stderr, at info level, or
+// debug with -v.
+func newLogger(stderr io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // usageError is a command-line mistake (exit status 2).

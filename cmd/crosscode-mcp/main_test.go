@@ -47,24 +47,6 @@ func command(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and our reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runCLI runs the command to its end and returns stdout, stderr and the exit status.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
@@ -630,5 +612,24 @@ func TestSIGTERMGraceful(t *testing.T) {
 	s.signal(t, syscall.SIGTERM)
 	if code := s.wait(t); code != 0 {
 		t.Fatalf("second serve exited %d", code)
+	}
+}
+
+// TestNewLogger: every command logs text on stderr, at info, or debug with -v.
+func TestNewLogger(t *testing.T) {
+	var quiet, verbose bytes.Buffer
+	for _, l := range []struct {
+		buf     *bytes.Buffer
+		verbose bool
+	}{{&quiet, false}, {&verbose, true}} {
+		log := newLogger(l.buf, l.verbose)
+		log.Debug("details", "k", 1)
+		log.Info("news", "k", 2)
+	}
+	if s := quiet.String(); strings.Contains(s, "details") || !strings.Contains(s, "level=INFO msg=news k=2") {
+		t.Errorf("without -v: %q", s)
+	}
+	if s := verbose.String(); !strings.Contains(s, "level=DEBUG msg=details k=1") || !strings.Contains(s, "level=INFO msg=news k=2") {
+		t.Errorf("with -v: %q", s)
 	}
 }

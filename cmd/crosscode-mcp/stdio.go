@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -49,16 +48,19 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		return usageError{msg: fmt.Sprintf("unexpected argument %q\n\n%s", fs.Arg(0), usage)}
 	}
-	for _, t := range strings.Split(*toolsets, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			cfg.Toolsets = append(cfg.Toolsets, t)
-		}
-	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Toolsets = parseToolsets(*toolsets)
+	cfg.Logger = newLogger(stderr, *verbose)
 	cfg.Version = versionString()
 	return mcp.Run(ctx, *cfg, stdin, stdout)
+}
+
+// parseToolsets splits --toolsets' comma-separated list.
+func parseToolsets(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
