@@ -149,6 +149,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.Coord.SetAgent(s.agent(nil))
 	if err := s.Coord.Start(ctx); err != nil {
+		// Start may have started the remote loops: stop them before the
+		// store closes under them.
+		s.Coord.Close(ctx)
 		s.Store.Close()
 		return nil, err
 	}
@@ -226,8 +229,11 @@ func (s *Server) agent(meta map[string]any) protocol.Agent {
 	})}
 }
 
-// stampAgent sets the agent identity of each call (its _meta may carry
-// OpenCode's sessionID) before the tool runs.
+// stampAgent runs before every tool: it puts the call's agent identity
+// (its _meta may carry OpenCode's sessionID) in the call's context, where
+// the envelopes the call writes take it from (calls run concurrently, so
+// it is not the session's), and records the call, which keeps the
+// session's presence online whichever tool it is.
 func (s *Server) stampAgent(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		var meta map[string]any
@@ -235,7 +241,8 @@ func (s *Server) stampAgent(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 			meta = req.Params.Meta.AdditionalFields
 		}
 		s.learnClient(ctx, clientName(ctx))
-		s.Coord.SetAgent(s.agent(meta))
+		ctx = coord.WithAgent(ctx, s.agent(meta))
+		s.Coord.Touch(ctx)
 		return next(ctx, req)
 	}
 }

@@ -7,7 +7,9 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -126,7 +128,7 @@ func Bind[T any](req mcpgo.CallToolRequest) (T, error) {
 	if err := dec.Decode(&v); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "json: ")
 		var te *json.UnmarshalTypeError
-		if ok := asType(err, &te); ok {
+		if errors.As(err, &te) {
 			msg = fmt.Sprintf("argument %q must be %s", te.Field, te.Type.Kind())
 		}
 		return v, fmt.Errorf("bad arguments: %s", msg)
@@ -134,22 +136,67 @@ func Bind[T any](req mcpgo.CallToolRequest) (T, error) {
 	return v, nil
 }
 
-func asType(err error, target **json.UnmarshalTypeError) bool {
-	te, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*target = te
+// Handler is the handler of a tool: it binds the call's arguments strictly
+// into In, runs f, and answers with f's result (see Result). An error f
+// returns that the agent can act on, as actionable tells with the message
+// to show, is a tool error; any other fails the call.
+func Handler[In, Out any](actionable func(error) (string, bool), f func(context.Context, mcpgo.CallToolRequest, In) (*Out, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		in, err := Bind[In](req)
+		if err != nil {
+			return Error(err.Error() + "; see the tool's input schema"), nil
+		}
+		out, err := f(ctx, req, in)
+		if err != nil {
+			if msg, ok := actionable(err); ok {
+				return Error(msg), nil
+			}
+			return nil, err
+		}
+		return Result(out), nil
 	}
-	return ok
 }
 
+// Shrinker is a result that can do without some of its content (the news
+// digest riding on it): Shrink drops some and reports whether it did.
+type Shrinker interface{ Shrink() bool }
+
 // Result answers with out as structuredContent and, for clients that read
-// only text, the same JSON as text.
+// only text, the same JSON as text. The text never exceeds MaxResultBytes:
+// a larger result is shrunk while it can (see Shrinker), and else answered
+// with a tool error that says so.
 func Result(out any) *mcpgo.CallToolResult {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return Error("encode result: " + err.Error())
+	for {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return Error("encode result: " + err.Error())
+		}
+		if len(b) <= MaxResultBytes {
+			return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out}
+		}
+		if s, ok := out.(Shrinker); !ok || !s.Shrink() {
+			return Error(fmt.Sprintf("RESULT_TOO_LARGE: the result is %d bytes, over the %d-byte limit of a tool result; ask for less (fewer paths, a smaller limit, a narrower filter)", len(b), MaxResultBytes))
+		}
 	}
-	return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out}
+}
+
+// Fit keeps the leading items of list whose JSON encodings, measured as
+// they will be encoded, add up to at most budget bytes (and the first item
+// whatever its size: Result still bounds the whole), and counts the items
+// it left out.
+func Fit[T any](list []T, budget int) (kept []T, omitted int) {
+	size := 0
+	for i, it := range list {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return list[:i], len(list) - i
+		}
+		size += len(b) + 1 // and the comma
+		if size > budget && i > 0 {
+			return list[:i], len(list) - i
+		}
+	}
+	return list, 0
 }
 
 // Error answers with a tool error the model can act on: what went wrong

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -47,14 +48,14 @@ type Config struct {
 	// AckWait is how long a write waits for the service's receipt before
 	// answering "queued". Default 3s.
 	AckWait time.Duration
+	// IdleCheck is how often the session checks whether it went idle.
+	// Default 30s.
+	IdleCheck time.Duration
 }
 
 // Coordinator is the coordination client of one MCP session.
 type Coordinator struct {
 	cfg   Config
-	log   *slog.Logger
-	st    *store.Store
-	now   func() time.Time
 	local *store.Ingester // local mode
 	rem   *remote         // remote mode
 
@@ -63,11 +64,15 @@ type Coordinator struct {
 	notices  []string // things the agent must be told once (resync, refusals)
 	lastCall time.Time
 	presence protocol.PresenceStatus
-	agent    protocol.Agent
+	agent    protocol.Agent // the session's; a call's context may carry its own
 
-	stop      context.CancelFunc
-	wg        sync.WaitGroup
-	idleCheck time.Duration // how often idleness is checked
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	// Tests only: presenceHook runs before each presence update, and
+	// counts tells how much work calls did.
+	presenceHook func(context.Context, protocol.PresenceStatus)
+	counts       struct{ decoded, entityReads, entityLists atomic.Int64 }
 }
 
 // New builds a Coordinator. Call Start, and Close when done.
@@ -87,8 +92,10 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = 3 * time.Second
 	}
-	c := &Coordinator{cfg: cfg, log: cfg.Logger, st: cfg.Store, now: cfg.Now, idleCheck: 30 * time.Second,
-		agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
+	if cfg.IdleCheck <= 0 {
+		cfg.IdleCheck = 30 * time.Second
+	}
+	c := &Coordinator{cfg: cfg, agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
 	if cfg.Service == "" {
 		c.local = cfg.Store.NewIngester(&store.IngesterOptions{GatherWait: -1})
 	} else {
@@ -117,11 +124,9 @@ func (c *Coordinator) Actor() string { return c.cfg.Actor }
 // Replica is the working copy's replica id.
 func (c *Coordinator) Replica() string { return c.cfg.Replica }
 
-// Session is the MCP session id.
-func (c *Coordinator) Session() string { return c.cfg.Session }
-
-// SetAgent records the calling agent's provider and session reference,
-// stamped on every envelope from now on.
+// SetAgent records the session's agent identity (its provider and
+// session reference): what envelopes and presence carry when the call's
+// context has none (see WithAgent).
 func (c *Coordinator) SetAgent(a protocol.Agent) {
 	a.AdapterID = AdapterID
 	c.mu.Lock()
@@ -129,8 +134,23 @@ func (c *Coordinator) SetAgent(a protocol.Agent) {
 	c.mu.Unlock()
 }
 
-// Agent is the agent identity stamped on envelopes.
-func (c *Coordinator) Agent() protocol.Agent {
+type agentKey struct{}
+
+// WithAgent returns ctx carrying the identity of the agent making one
+// call: envelopes written with ctx are stamped with it. Calls of one
+// session run concurrently, each with its own _meta, so a call's identity
+// travels with the call rather than being set on the session.
+func WithAgent(ctx context.Context, a protocol.Agent) context.Context {
+	a.AdapterID = AdapterID
+	return context.WithValue(ctx, agentKey{}, a)
+}
+
+// Agent is the agent identity of a call made with ctx: the one WithAgent
+// put there, else the session's.
+func (c *Coordinator) Agent(ctx context.Context) protocol.Agent {
+	if a, ok := ctx.Value(agentKey{}).(protocol.Agent); ok {
+		return a
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.agent
@@ -140,7 +160,7 @@ func (c *Coordinator) Agent() protocol.Agent {
 // starts uploading the outbox and following the service's log. The
 // session's news starts at the current head.
 func (c *Coordinator) Start(ctx context.Context) error {
-	if _, err := c.st.EnsureWorkspace(ctx, c.cfg.Workspace, ""); err != nil {
+	if _, err := c.cfg.Store.EnsureWorkspace(ctx, c.cfg.Workspace, ""); err != nil {
 		return err
 	}
 	bg, cancel := context.WithCancel(context.Background())
@@ -151,18 +171,18 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		// service may be down, and local state answers meanwhile.
 		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := c.rem.pull(pctx); err != nil {
-			c.log.Warn("initial pull", "err", err)
+			c.cfg.Logger.Warn("initial pull", "err", err)
 		}
 		pcancel()
-	} else if err := c.st.Project(ctx, c.cfg.Workspace); err != nil {
+	} else if err := c.cfg.Store.Project(ctx, c.cfg.Workspace); err != nil {
 		return err
 	}
-	head, err := c.st.Head(ctx, c.cfg.Workspace)
+	head, err := c.cfg.Store.Head(ctx, c.cfg.Workspace)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.newsFrom, c.lastCall = head, c.now()
+	c.newsFrom, c.lastCall = head, c.cfg.Now()
 	c.mu.Unlock()
 	c.setPresence(ctx, protocol.PresenceOnline)
 	c.wg.Add(1)
@@ -178,13 +198,26 @@ func (c *Coordinator) Announce(ctx context.Context) {
 	c.setPresence(ctx, protocol.PresenceOnline)
 }
 
+// reannounce reports the session's presence again, as it stands (online
+// or idle), if it was reported at all: the service marks a replica
+// offline when its WebSocket drops, so a reconnected one says it is back.
+func (c *Coordinator) reannounce(ctx context.Context) {
+	c.mu.Lock()
+	p := c.presence
+	c.mu.Unlock()
+	if p == protocol.PresenceOnline || p == protocol.PresenceIdle {
+		c.setPresence(ctx, p)
+	}
+}
+
 // IdleAfter is how long a session without tool calls stays online.
 const IdleAfter = 10 * time.Minute
 
-// Touch records a tool call: the session is online again if it was idle.
+// Touch records a tool call (any tool's): the session is online again if
+// it was idle.
 func (c *Coordinator) Touch(ctx context.Context) {
 	c.mu.Lock()
-	c.lastCall = c.now()
+	c.lastCall = c.cfg.Now()
 	idle := c.presence == protocol.PresenceIdle
 	c.mu.Unlock()
 	if idle {
@@ -193,7 +226,7 @@ func (c *Coordinator) Touch(ctx context.Context) {
 }
 
 func (c *Coordinator) idleLoop(ctx context.Context) {
-	t := time.NewTicker(c.idleCheck)
+	t := time.NewTicker(c.cfg.IdleCheck)
 	defer t.Stop()
 	for {
 		select {
@@ -202,7 +235,7 @@ func (c *Coordinator) idleLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		goIdle := c.presence == protocol.PresenceOnline && c.now().Sub(c.lastCall) >= IdleAfter
+		goIdle := c.presence == protocol.PresenceOnline && c.cfg.Now().Sub(c.lastCall) >= IdleAfter
 		c.mu.Unlock()
 		if goIdle {
 			c.setPresence(ctx, protocol.PresenceIdle)
@@ -211,7 +244,10 @@ func (c *Coordinator) idleLoop(ctx context.Context) {
 }
 
 func (c *Coordinator) setPresence(ctx context.Context, status protocol.PresenceStatus) {
-	agent := c.Agent()
+	if c.presenceHook != nil {
+		c.presenceHook(ctx, status)
+	}
+	agent := c.Agent(ctx)
 	p := &protocol.PresenceUpdate{ReplicaID: c.cfg.Replica, ActorID: c.cfg.Actor, SessionID: c.cfg.Session, Agent: &agent, Status: status}
 	c.mu.Lock()
 	c.presence = status
@@ -220,17 +256,16 @@ func (c *Coordinator) setPresence(ctx context.Context, status protocol.PresenceS
 	if c.rem != nil {
 		err = c.rem.postPresence(ctx, p)
 	} else {
-		_, err = c.st.SetPresence(ctx, c.cfg.Workspace, p)
+		_, err = c.cfg.Store.SetPresence(ctx, c.cfg.Workspace, p)
 	}
 	if err != nil {
-		c.log.Warn("presence", "status", status, "err", err)
+		c.cfg.Logger.Warn("presence", "status", status, "err", err)
 	}
 }
 
-// Close sets the session offline, lets the outbox finish what it can in
-// a moment, and stops.
+// Close stops the session's loops, waits for them, and then sets the
+// session offline (so no idle update in flight lands after it).
 func (c *Coordinator) Close(ctx context.Context) error {
-	c.setPresence(ctx, protocol.PresenceOffline)
 	if c.stop != nil {
 		c.stop()
 	}
@@ -238,6 +273,7 @@ func (c *Coordinator) Close(ctx context.Context) error {
 	if c.rem != nil {
 		c.rem.wait()
 	}
+	c.setPresence(ctx, protocol.PresenceOffline)
 	if c.local != nil {
 		return c.local.Close()
 	}

@@ -103,7 +103,7 @@ func mustClaim(t *testing.T, c *coord.Coordinator, pats []string, excl bool, ttl
 	if err != nil {
 		t.Fatalf("%s claims %v: %v", c.Actor(), pats, err)
 	}
-	if !res.Acknowledged || res.ServerSequence == 0 || res.Queued {
+	if !res.Acknowledged || res.ServerSequence == 0 {
 		t.Fatalf("local claim not acknowledged: %+v", res.Published)
 	}
 	return res
@@ -205,7 +205,7 @@ func TestClaimGrantedAndDenied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode != "local" || len(st.MyClaims) != 1 || st.MyClaims[0].ID != b2.Claim.ID || st.OthersClaims != 2 || st.Head != st.Projected || st.Head == 0 {
+	if bo.Mode() != "local" || len(st.MyClaims) != 1 || st.MyClaims[0].ID != b2.Claim.ID || st.OthersClaims != 2 || st.Head != st.Projected || st.Head == 0 {
 		t.Fatalf("bo's status: %+v", st)
 	}
 	if len(st.Presence) != 2 {
@@ -764,5 +764,70 @@ func TestNormalizePatterns(t *testing.T) {
 		if !errors.As(err, &ie) {
 			t.Errorf("NormalizePatterns(%q) = %q, %v; want an InputError", bad, got, err)
 		}
+	}
+}
+
+// TestHandoffsToMeNotCrowdedOut: handoffs addressed to others, however
+// many and however new, hide neither those addressed to this actor nor
+// those addressed to anyone.
+func TestHandoffsToMeNotCrowdedOut(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	ada := w.coord(t, "ada", "rep_a", "ses_a")
+	bo := w.coord(t, "bo", "rep_b", "ses_b")
+	_, toBo, err := ada.RequestHandoff(ctx, "bo", "for bo", "", "", []string{}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, toAnyone, err := ada.RequestHandoff(ctx, "", "for anyone", "", "", []string{}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if _, _, err := ada.RequestHandoff(ctx, "cy", fmt.Sprintf("for cy %d", i), "", "", []string{}, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := bo.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range st.HandoffsToMe {
+		got = append(got, h.ID)
+	}
+	if want := []string{toAnyone.ID, toBo.ID}; !slices.Equal(got, want) {
+		t.Fatalf("bo's handoffs %v, want %v (newest first)", got, want)
+	}
+}
+
+// TestReleaseAllSkipsExpired: an expired claim is not released again (no
+// log write, no news); naming one is an error.
+func TestReleaseAllSkipsExpired(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	ada := w.coord(t, "ada", "rep_a", "ses_a")
+	short := mustClaim(t, ada, []string{"a/**"}, true, time.Minute, "")
+	long := mustClaim(t, ada, []string{"b/**"}, true, time.Hour, "")
+	w.clk.Advance(2 * time.Minute)
+	_, _, err := ada.Release(ctx, []string{short.Claim.ID}, false, "")
+	wantInputError(t, err, "releasing an expired claim")
+	_, _, err = ada.Release(ctx, []string{long.Claim.ID, short.Claim.ID}, false, "")
+	wantInputError(t, err, "releasing an active and an expired claim")
+	if e := entity(t, ada, protocol.KindClaim, long.Claim.ID); e.Status != store.ClaimActive {
+		t.Fatalf("a release refused for one of its ids released another: %s", e.Status)
+	}
+	head, _ := ada.Head(ctx)
+	done, pubs, err := ada.Release(ctx, nil, true, "")
+	if err != nil || !slices.Equal(done, []string{long.Claim.ID}) || len(pubs) != 1 {
+		t.Fatalf("release all: %v %v, want only %s", done, err, long.Claim.ID)
+	}
+	if after, _ := ada.Head(ctx); after != head+1 {
+		t.Fatalf("release all logged %d envelopes, want 1", after-head)
+	}
+	// An id named twice is released once.
+	again := mustClaim(t, ada, []string{"c/**"}, true, time.Hour, "")
+	if done, _, err := ada.Release(ctx, []string{again.Claim.ID, again.Claim.ID}, false, ""); err != nil || len(done) != 1 {
+		t.Fatalf("releasing an id named twice: %v %v", done, err)
 	}
 }

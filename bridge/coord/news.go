@@ -1,13 +1,13 @@
 package coord
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/invopop/jsonschema"
 
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -25,12 +25,6 @@ type News struct {
 	Notices []string `json:"notices,omitempty"`
 	// Through is the log position the news covers.
 	Through int64 `json:"through"`
-}
-
-// JSONSchema keeps News's schema short: it rides on every tool's output
-// schema, and tools/list is read into the agent's context.
-func (News) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", Description: "{items:[{seq,event,id,actor,provider,text,forYou}],more,notices,through}"}
 }
 
 // NewsItem is one event, summarized.
@@ -51,55 +45,106 @@ const (
 	newsTextMax = 200
 )
 
+// newsRef is what the digest's first pass reads of a logged event: enough
+// to leave out this session's own doing and to rank the rest.
+type newsRef struct {
+	Type      protocol.EventType `json:"type"`
+	ReplicaID string             `json:"replicaId"`
+	SessionID string             `json:"sessionId"`
+	Payload   struct {
+		From     string `json:"fromActorId"`
+		To       string `json:"toActorId"`
+		Assignee string `json:"assigneeActorId"`
+	} `json:"payload"`
+}
+
+// forYou reports whether an event is addressed to actor me: a handoff to
+// me (or to anyone, but mine), the answer to my handoff, a task assigned
+// to me.
+func forYou(t protocol.EventType, me, from, to, assignee string) bool {
+	switch t {
+	case protocol.EventHandoffRequested:
+		return to == me || (to == "" && from != me)
+	case protocol.EventHandoffResponded:
+		return from == me
+	case protocol.EventTaskCreated, protocol.EventTaskUpdated:
+		return assignee == me
+	}
+	return false
+}
+
 // News returns the digest of what others did since the previous call and
 // moves the session's news position to the log's head.
 func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	c.mu.Lock()
 	from := c.newsFrom
 	c.mu.Unlock()
+	st, ws := c.cfg.Store, c.cfg.Workspace
 	n := &News{Items: []NewsItem{}, Notices: c.takeNotices(), Through: from}
-	page, err := c.st.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: from, Limit: newsScan})
+	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan})
 	if err != nil {
 		return n, err
 	}
 	if page.TooOld {
 		from = page.ResyncFrom
-		if page, err = c.st.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: from, Limit: newsScan}); err != nil {
+		if page, err = st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan}); err != nil {
 			return n, err
 		}
 	}
-	var items []NewsItem
-	for _, op := range page.Ops {
-		e, err := op.Envelope()
-		if err != nil {
+	// First pass, cheap: rank the events without decoding them whole.
+	type candidate struct {
+		op     *store.Op
+		forYou bool
+	}
+	var cands []candidate
+	var created []int64 // every claim.created scanned, for describe
+	for i := range page.Ops {
+		op := &page.Ops[i]
+		var r newsRef
+		if json.Unmarshal(op.Body, &r) != nil {
 			continue
 		}
-		if e.ReplicaID == c.cfg.Replica && e.SessionID == c.cfg.Session {
+		if r.Type == protocol.EventClaimCreated {
+			created = append(created, op.Seq)
+		}
+		if r.ReplicaID == c.cfg.Replica && r.SessionID == c.cfg.Session {
 			continue // this session's own doing
 		}
-		items = append(items, c.describe(ctx, e))
+		cands = append(cands, candidate{op, forYou(r.Type, c.cfg.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)})
 	}
 	n.Through = page.NextCursor
 	if page.HasMore {
 		// Skip the rest: the digest is a glance, read_feed has it all.
-		if head, err := c.st.Head(ctx, c.cfg.Workspace); err == nil {
+		if head, err := st.Head(ctx, ws); err == nil {
 			n.More += int(head - page.NextCursor)
 			n.Through = head
 		}
 	}
-	// Addressed to this actor first, then the newest.
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].ForYou != items[j].ForYou {
-			return items[i].ForYou
+	// Addressed to this actor first, then the newest; only those shown are
+	// decoded and described.
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if a.forYou != b.forYou {
+			if a.forYou {
+				return -1
+			}
+			return 1
 		}
-		return items[i].Seq > items[j].Seq
+		return cmp.Compare(b.op.Seq, a.op.Seq)
 	})
-	if len(items) > newsItems {
-		n.More += len(items) - newsItems
-		items = items[:newsItems]
+	var shown []*protocol.Envelope
+	i := 0
+	for ; i < len(cands) && len(shown) < newsItems; i++ {
+		if e, err := c.decode(cands[i].op); err == nil {
+			shown = append(shown, e)
+		}
 	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].Seq < items[j].Seq })
-	n.Items = append(n.Items, items...)
+	n.More += len(cands) - i
+	slices.SortFunc(shown, func(a, b *protocol.Envelope) int { return cmp.Compare(a.ServerSequence, b.ServerSequence) })
+	n.Items = append(n.Items, c.describe(ctx, shown, func(lo, hi int64) int {
+		a, _ := slices.BinarySearch(created, lo)
+		b, _ := slices.BinarySearch(created, hi+1)
+		return b - a
+	})...)
 	c.mu.Lock()
 	if n.Through > c.newsFrom {
 		c.newsFrom = n.Through
@@ -108,14 +153,85 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	return n, nil
 }
 
-// describe summarizes one event in a line, with other agents' text sanitized.
-func (c *Coordinator) describe(ctx context.Context, e *protocol.Envelope) NewsItem {
+// decode decodes a logged operation.
+func (c *Coordinator) decode(op *store.Op) (*protocol.Envelope, error) {
+	c.counts.decoded.Add(1)
+	return op.Envelope()
+}
+
+// Describe summarizes events (a page of the log, as Feed returns) as news
+// items.
+func (c *Coordinator) Describe(ctx context.Context, events []*protocol.Envelope) []NewsItem {
+	return c.describe(ctx, events, func(lo, hi int64) int {
+		n := 0
+		for _, e := range events {
+			if e.Type == protocol.EventClaimCreated && e.ServerSequence >= lo && e.ServerSequence <= hi {
+				n++
+			}
+		}
+		return n
+	})
+}
+
+// describe summarizes events, each in a line, with other agents' text
+// sanitized. createdIn counts the claims the log created at serverSequences
+// lo through hi: the claims' current status is then read in one query.
+func (c *Coordinator) describe(ctx context.Context, events []*protocol.Envelope, createdIn func(lo, hi int64) int) []NewsItem {
+	status := c.claimStatuses(ctx, events, createdIn)
+	out := make([]NewsItem, 0, len(events))
+	for _, e := range events {
+		out = append(out, c.describeOne(e, status))
+	}
+	return out
+}
+
+// claimStatuses reads the current status of the claims events create.
+func (c *Coordinator) claimStatuses(ctx context.Context, events []*protocol.Envelope, createdIn func(lo, hi int64) int) map[string]string {
+	var ids []string
+	var lo, hi int64
+	for _, e := range events {
+		if e.Type != protocol.EventClaimCreated {
+			continue
+		}
+		if len(ids) == 0 || e.ServerSequence < lo {
+			lo = e.ServerSequence
+		}
+		hi = max(hi, e.ServerSequence)
+		ids = append(ids, e.ID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(ids))
+	now := c.cfg.Now()
+	// The claims created at lo..hi are the newest through hi.
+	n := max(createdIn(lo, hi), len(ids))
+	list, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Before: hi + 1, Limit: n})
+	if err == nil {
+		for _, ent := range list {
+			out[ent.ID] = ent.Current(now)
+		}
+	}
+	if err == nil && len(list) < n {
+		return out // the claims missing are not projected yet
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			if ent, err := c.entity(ctx, protocol.KindClaim, id); err == nil {
+				out[id] = ent.Current(now)
+			}
+		}
+	}
+	return out
+}
+
+// describeOne summarizes one event; status holds claims' current status.
+func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string) NewsItem {
 	it := NewsItem{Seq: e.ServerSequence, Event: string(e.Type), ID: e.ID, Actor: sanitize.Line(e.ActorID, 120)}
 	if e.Agent != nil {
 		it.Provider = string(e.Agent.Provider)
 	}
 	line := func(s string) string { return sanitize.Line(s, newsTextMax) }
-	me := c.cfg.Actor
 	switch p := e.Payload.(type) {
 	case *protocol.Intent:
 		it.Text = fmt.Sprintf("intends to %s (%s)", line(p.Summary), line(strings.Join(p.Paths, ", ")))
@@ -124,21 +240,17 @@ func (c *Coordinator) describe(ctx context.Context, e *protocol.Envelope) NewsIt
 			it.Text = fmt.Sprintf("released %s", line(strings.Join(p.Patterns, ", ")))
 			break
 		}
-		status := "pending"
-		if ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, e.ID); err == nil {
-			status = ent.Current(c.now())
+		st, ok := status[e.ID]
+		if !ok {
+			st = "pending"
 		}
 		kind := "shared"
 		if p.Exclusive {
 			kind = "exclusive"
 		}
-		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, status, p.ExpiresAt.Format(time.Kitchen), line(p.Reason))
+		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, st, p.ExpiresAt.Format(time.Kitchen), line(p.Reason))
 	case *protocol.Handoff:
-		if e.Type == protocol.EventHandoffRequested {
-			it.ForYou = p.ToActorID == me || (p.ToActorID == "" && p.FromActorID != me)
-		} else {
-			it.ForYou = p.FromActorID == me // the answer to my request
-		}
+		it.ForYou = forYou(e.Type, c.cfg.Actor, p.FromActorID, p.ToActorID, "")
 		if e.Type == protocol.EventHandoffRequested {
 			to := p.ToActorID
 			if to == "" {
@@ -149,7 +261,7 @@ func (c *Coordinator) describe(ctx context.Context, e *protocol.Envelope) NewsIt
 			it.Text = fmt.Sprintf("%s handoff %s: %s", p.Status, p.ID, line(p.ResponseNote))
 		}
 	case *protocol.Task:
-		it.ForYou = p.AssigneeActorID == me
+		it.ForYou = forYou(e.Type, c.cfg.Actor, "", "", p.AssigneeActorID)
 		verb := "created"
 		if e.Type == protocol.EventTaskUpdated {
 			verb = "updated"

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func (c *Coordinator) PublishIntent(ctx context.Context, summary string, paths [
 	if err != nil {
 		return nil, err
 	}
-	now := c.now().UTC().Truncate(time.Millisecond)
+	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	exp := now.Add(ttlOr(ttl, DefaultIntentTTL, 24*time.Hour))
 	return c.Publish(ctx, protocol.EventIntentPublished, &protocol.Intent{
 		ID: NewID(protocol.KindIntent), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
@@ -98,13 +99,14 @@ type ClaimResult struct {
 // patterns anew (for the new ttl) and, when granted, releases the old one.
 func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bool, reason string, ttl time.Duration, renew string) (*ClaimResult, error) {
 	var releasedFirst string
+	var renewed *store.Entity // the claim to release once the new one is granted
 	if renew != "" {
-		old, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, renew)
+		old, err := c.entity(ctx, protocol.KindClaim, renew)
 		if err != nil {
 			return nil, inputErr("no claim %q to renew; list yours with workspace_status", renew)
 		}
-		if old.Actor != c.cfg.Actor || old.Current(c.now()) != store.ClaimActive {
-			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, old.Current(c.now()), old.Actor)
+		if old.Actor != c.cfg.Actor || old.Current(c.cfg.Now()) != store.ClaimActive {
+			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, old.Current(c.cfg.Now()), old.Actor)
 		}
 		var oc protocol.Claim
 		if err := json.Unmarshal(old.Body, &oc); err != nil {
@@ -118,22 +120,24 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		}
 		// At the active-claim limit the new lease would be denied: release
 		// the old one first (others may claim the paths in between).
-		held, err := c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.now()})
+		held, err := c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now()})
 		if err != nil {
 			return nil, err
 		}
 		if held >= store.MaxActiveClaims {
-			if _, err := c.release(ctx, renew, "renewing at the claim limit"); err != nil {
+			if _, err := c.release(ctx, old, "renewing at the claim limit"); err != nil {
 				return nil, err
 			}
 			releasedFirst, renew = renew, ""
+		} else {
+			renewed = old
 		}
 	}
 	pats, err := NormalizePatterns(patterns)
 	if err != nil {
 		return nil, err
 	}
-	now := c.now().UTC().Truncate(time.Millisecond)
+	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	cl := &protocol.Claim{
 		ID: NewID(protocol.KindClaim), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
 		Patterns: pats, Exclusive: exclusive, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(ttlOr(ttl, DefaultClaimTTL, MaxClaimTTL)),
@@ -147,7 +151,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		res.Renewed = releasedFirst
 	}
 	if pub.Acknowledged {
-		ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, cl.ID)
+		ent, err := c.entity(ctx, protocol.KindClaim, cl.ID)
 		if err == nil {
 			res.Status = "granted"
 			if ent.Status == store.ClaimDenied {
@@ -160,7 +164,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 	}
 	if res.Status == "pending" {
 		// Not ordered yet: predict from the local copy of the log.
-		res.Conflicts, err = c.st.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, c.now())
+		res.Conflicts, err = c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, c.cfg.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -170,61 +174,67 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 			res.Likely = "denied"
 		}
 	}
-	if renew != "" && res.Status == "granted" {
-		if _, err := c.release(ctx, renew, "renewed as "+cl.ID); err != nil {
-			c.log.Warn("release renewed claim", "claim", renew, "err", err)
+	if renewed != nil && res.Status == "granted" {
+		if _, err := c.release(ctx, renewed, "renewed as "+cl.ID); err != nil {
+			c.cfg.Logger.Warn("release renewed claim", "claim", renewed.ID, "err", err)
 		}
 	}
 	return res, nil
 }
 
 // Release releases claims of this actor: the given ids, or every active
-// one when all is set.
+// one when all is set. Every id is checked before any is released.
 func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, reason string) ([]string, []*Published, error) {
+	var claims []*store.Entity
 	if all {
-		mine, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now(), Limit: 1000})
 		if err != nil {
 			return nil, nil, err
 		}
-		claimIDs = nil
-		for _, e := range mine {
-			claimIDs = append(claimIDs, e.ID)
+		claims = mine
+	} else {
+		for _, id := range claimIDs {
+			if slices.ContainsFunc(claims, func(e *store.Entity) bool { return e.ID == id }) {
+				continue // named twice
+			}
+			ent, err := c.entity(ctx, protocol.KindClaim, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, nil, inputErr("no claim %q in this workspace", id)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if ent.Actor != c.cfg.Actor {
+				return nil, nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
+			}
+			if st := ent.Current(c.cfg.Now()); st != store.ClaimActive {
+				return nil, nil, inputErr("claim %q is already %s", id, st)
+			}
+			claims = append(claims, ent)
 		}
 	}
-	if len(claimIDs) == 0 {
+	if len(claims) == 0 {
 		return nil, nil, inputErr("no claims to release: give claimIds, or all=true")
 	}
 	var done []string
 	var pubs []*Published
-	for _, id := range claimIDs {
-		p, err := c.release(ctx, id, reason)
+	for _, ent := range claims {
+		p, err := c.release(ctx, ent, reason)
 		if err != nil {
 			return done, pubs, err
 		}
-		done, pubs = append(done, id), append(pubs, p)
+		done, pubs = append(done, ent.ID), append(pubs, p)
 	}
 	return done, pubs, nil
 }
 
-func (c *Coordinator) release(ctx context.Context, id, reason string) (*Published, error) {
-	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, inputErr("no claim %q in this workspace", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if ent.Actor != c.cfg.Actor {
-		return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
-	}
-	if ent.Status != store.ClaimActive {
-		return nil, inputErr("claim %q is already %s", id, ent.Status)
-	}
+// release releases ent, an active claim of this actor's.
+func (c *Coordinator) release(ctx context.Context, ent *store.Entity, reason string) (*Published, error) {
 	var cl protocol.Claim
 	if err := json.Unmarshal(ent.Body, &cl); err != nil {
 		return nil, err
 	}
-	at := c.now().UTC().Truncate(time.Millisecond)
+	at := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	cl.ReleasedAt, cl.ReleaseReason = &at, reason
 	if cl.ReleaseReason == "" {
 		cl.ReleaseReason = "released"
@@ -246,12 +256,12 @@ func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conf
 	if err != nil {
 		return nil, err
 	}
-	now := c.now()
-	claims, err := c.st.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	now := c.cfg.Now()
+	claims, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
 	if err != nil {
 		return nil, err
 	}
-	intents, err := c.st.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	intents, err := c.cfg.Store.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +279,7 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 		return nil, nil, inputErr("you cannot hand off to yourself (%s)", to)
 	}
 	if claimIDs == nil {
-		mine, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.now(), Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now(), Limit: 1000})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -277,17 +287,18 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 		for _, e := range mine {
 			claimIDs = append(claimIDs, e.ID)
 		}
-	}
-	for _, id := range claimIDs {
-		ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, id)
-		if err != nil || ent.Actor != c.cfg.Actor || ent.Current(c.now()) != store.ClaimActive {
-			return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
+	} else {
+		for _, id := range claimIDs {
+			ent, err := c.entity(ctx, protocol.KindClaim, id)
+			if err != nil || ent.Actor != c.cfg.Actor || ent.Current(c.cfg.Now()) != store.ClaimActive {
+				return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
+			}
 		}
 	}
 	h := &protocol.Handoff{
 		ID: NewID(protocol.KindHandoff), WorkspaceID: c.cfg.Workspace, FromActorID: c.cfg.Actor, FromReplicaID: c.cfg.Replica,
 		ToActorID: to, TaskID: taskID, ClaimIDs: claimIDs, Summary: summary, Notes: notes, Branch: branch, Commit: commit,
-		Status: protocol.HandoffRequested, CreatedAt: c.now().UTC().Truncate(time.Millisecond),
+		Status: protocol.HandoffRequested, CreatedAt: c.cfg.Now().UTC().Truncate(time.Millisecond),
 	}
 	pub, err := c.Publish(ctx, protocol.EventHandoffRequested, h)
 	return pub, h, err
@@ -296,7 +307,7 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 // RespondHandoff accepts or declines a handoff to this actor, or withdraws
 // one of this actor's own.
 func (c *Coordinator) RespondHandoff(ctx context.Context, id string, status protocol.HandoffStatus, note string) (*Published, *protocol.Handoff, error) {
-	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindHandoff, id)
+	ent, err := c.entity(ctx, protocol.KindHandoff, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, inputErr("no handoff %q in this workspace", id)
 	}
@@ -325,7 +336,7 @@ func (c *Coordinator) RespondHandoff(ctx context.Context, id string, status prot
 	default:
 		return nil, nil, inputErr("response must be accepted, declined or withdrawn")
 	}
-	at := c.now().UTC().Truncate(time.Millisecond)
+	at := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	h.Status, h.RespondedAt, h.ResponderActorID, h.ResponseNote = status, &at, c.cfg.Actor, note
 	pub, err := c.Publish(ctx, protocol.EventHandoffResponded, &h)
 	return pub, &h, err
@@ -342,7 +353,7 @@ func (c *Coordinator) CreateTask(ctx context.Context, title, description string,
 	if labels == nil {
 		labels = []string{}
 	}
-	now := c.now().UTC().Truncate(time.Millisecond)
+	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	t := &protocol.Task{ID: NewID(protocol.KindTask), WorkspaceID: c.cfg.Workspace, Title: title, Description: description,
 		Status: status, AssigneeActorID: assignee, CreatedByActor: c.cfg.Actor, Labels: labels, CreatedAt: now, UpdatedAt: now}
 	pub, err := c.Publish(ctx, protocol.EventTaskCreated, t)
@@ -358,7 +369,7 @@ type TaskChange struct {
 
 // UpdateTask changes a task.
 func (c *Coordinator) UpdateTask(ctx context.Context, id string, ch TaskChange) (*Published, *protocol.Task, error) {
-	ent, err := c.st.Entity(ctx, c.cfg.Workspace, protocol.KindTask, id)
+	ent, err := c.entity(ctx, protocol.KindTask, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, inputErr("no task %q in this workspace; list_tasks shows them", id)
 	}
@@ -387,7 +398,7 @@ func (c *Coordinator) UpdateTask(ctx context.Context, id string, ch TaskChange) 
 	if !changed {
 		return nil, nil, inputErr("nothing to change: give status, assignee, title, description or labels")
 	}
-	t.UpdatedAt = c.now().UTC().Truncate(time.Millisecond)
+	t.UpdatedAt = c.cfg.Now().UTC().Truncate(time.Millisecond)
 	if t.UpdatedAt.Before(t.CreatedAt) {
 		t.UpdatedAt = t.CreatedAt
 	}
@@ -399,7 +410,7 @@ func (c *Coordinator) UpdateTask(ctx context.Context, id string, ch TaskChange) 
 // replay run.
 func (c *Coordinator) RecordValidation(ctx context.Context, v protocol.Validation) (*Published, *protocol.Validation, error) {
 	v.ID, v.WorkspaceID, v.ActorID, v.ReplicaID = NewID(protocol.KindValidation), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
-	v.CreatedAt = c.now().UTC().Truncate(time.Millisecond)
+	v.CreatedAt = c.cfg.Now().UTC().Truncate(time.Millisecond)
 	if len(v.Paths) > 0 {
 		pats, err := NormalizePatterns(v.Paths)
 		if err != nil {
@@ -417,7 +428,7 @@ func (c *Coordinator) ShareChanges(ctx context.Context, tr protocol.ChangeTransa
 		return nil, nil, inputErr("there are no changes to share: the working tree matches HEAD")
 	}
 	tr.ID, tr.WorkspaceID, tr.ActorID, tr.ReplicaID = NewID(protocol.KindTransaction), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
-	tr.CreatedAt = c.now().UTC().Truncate(time.Millisecond)
+	tr.CreatedAt = c.cfg.Now().UTC().Truncate(time.Millisecond)
 	if tr.BaseCommit == "" {
 		tr.BaseCommit = "none" // a repository without commits yet
 	}
@@ -430,11 +441,11 @@ func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind pro
 	if c.rem != nil {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := c.rem.pull(pctx); err != nil {
-			c.log.Debug("pull before feed", "err", err)
+			c.cfg.Logger.Debug("pull before feed", "err", err)
 		}
 		cancel()
 	}
-	page, err := c.st.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: after, Limit: limit, Kind: kind})
+	page, err := c.cfg.Store.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: after, Limit: limit, Kind: kind})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -451,7 +462,6 @@ func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind pro
 
 // Status describes the workspace and this session.
 type Status struct {
-	Mode         string
 	Service      string
 	Connected    bool
 	Live         bool
@@ -469,7 +479,7 @@ type Status struct {
 
 // Status reports the workspace and this session's state.
 func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
-	s := &Status{Mode: c.Mode()}
+	s := &Status{}
 	var err error
 	if c.rem != nil {
 		s.Service = c.rem.base
@@ -484,55 +494,94 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 				s.LastError = v
 			}
 		}
-		if s.Pending, s.Refused, err = c.st.OutboxCounts(ctx, c.cfg.Replica); err != nil {
+		if s.Pending, s.Refused, err = c.cfg.Store.OutboxCounts(ctx, c.cfg.Replica); err != nil {
 			return nil, err
 		}
 	}
-	if s.Head, err = c.st.Head(ctx, c.cfg.Workspace); err != nil {
+	if s.Head, err = c.cfg.Store.Head(ctx, c.cfg.Workspace); err != nil {
 		return nil, err
 	}
-	if s.Projected, err = c.st.ProjectedThrough(ctx, c.cfg.Workspace); err != nil {
+	if s.Projected, err = c.cfg.Store.ProjectedThrough(ctx, c.cfg.Workspace); err != nil {
 		return nil, err
 	}
-	now := c.now()
-	if s.MyClaims, err = c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+	now := c.cfg.Now()
+	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
 		return nil, err
 	}
-	if s.OthersClaims, err = c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
+	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
 		return nil, err
 	}
-	if s.OpenTasks, err = c.st.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
+	if s.OpenTasks, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
 		return nil, err
 	}
-	handoffs, err := c.st.Entities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindHandoff, Status: []string{"requested"}, NotActor: c.cfg.Actor, Limit: 50})
-	if err != nil {
+	if s.HandoffsToMe, err = c.handoffsToMe(ctx); err != nil {
 		return nil, err
-	}
-	for _, h := range handoffs {
-		if h.Target == "" || h.Target == c.cfg.Actor {
-			s.HandoffsToMe = append(s.HandoffsToMe, h)
-		}
 	}
 	if c.rem == nil {
-		if s.Presence, err = c.st.Presence(ctx, c.cfg.Workspace); err != nil {
+		if s.Presence, err = c.cfg.Store.Presence(ctx, c.cfg.Workspace); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
+// handoffsShown bounds the handoffs Status lists.
+const handoffsShown = 50
+
+// handoffsToMe lists the open handoff requests of others addressed to
+// this actor or to anyone, newest first.
+func (c *Coordinator) handoffsToMe(ctx context.Context) ([]*store.Entity, error) {
+	requested := []string{string(protocol.HandoffRequested)}
+	out, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, Target: c.cfg.Actor, NotActor: c.cfg.Actor, Limit: handoffsShown})
+	if err != nil {
+		return nil, err
+	}
+	// Those addressed to anyone: the store selects no empty target, so
+	// page through the open requests of others (those addressed to other
+	// actors cannot crowd them out).
+	const pageSize = 200
+	found := 0
+	for before := int64(0); found < handoffsShown; {
+		page, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, NotActor: c.cfg.Actor, Before: before, Limit: pageSize})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range page {
+			if h.Target == "" && found < handoffsShown {
+				out, found = append(out, h), found+1
+			}
+		}
+		if len(page) < pageSize {
+			break
+		}
+		before = page[len(page)-1].CreatedSeq
+	}
+	slices.SortFunc(out, func(a, b *store.Entity) int { return cmp.Compare(b.CreatedSeq, a.CreatedSeq) })
+	if len(out) > handoffsShown {
+		out = out[:handoffsShown]
+	}
+	return out, nil
+}
+
 // Entities lists projected entities of this workspace.
 func (c *Coordinator) Entities(ctx context.Context, q store.EntityQuery) ([]*store.Entity, error) {
+	return c.entities(ctx, q)
+}
+
+// entities lists projected entities of this workspace (q.Workspace is set).
+func (c *Coordinator) entities(ctx context.Context, q store.EntityQuery) ([]*store.Entity, error) {
+	c.counts.entityLists.Add(1)
 	q.Workspace = c.cfg.Workspace
-	return c.st.Entities(ctx, q)
+	return c.cfg.Store.Entities(ctx, q)
+}
+
+// entity reads one projected entity of this workspace.
+func (c *Coordinator) entity(ctx context.Context, kind protocol.Kind, id string) (*store.Entity, error) {
+	c.counts.entityReads.Add(1)
+	return c.cfg.Store.Entity(ctx, c.cfg.Workspace, kind, id)
 }
 
 // Head is the newest serverSequence in the local copy of the log.
 func (c *Coordinator) Head(ctx context.Context) (int64, error) {
-	return c.st.Head(ctx, c.cfg.Workspace)
-}
-
-// Describe summarizes one event as a news item.
-func (c *Coordinator) Describe(ctx context.Context, e *protocol.Envelope) NewsItem {
-	return c.describe(ctx, e)
+	return c.cfg.Store.Head(ctx, c.cfg.Workspace)
 }

@@ -15,14 +15,12 @@ import (
 type Published struct {
 	Envelope *protocol.Envelope
 	// Acknowledged: the workspace log holds it at ServerSequence. In local
-	// mode always; in remote mode once the service answered.
+	// mode always; in remote mode once the service answered. Otherwise it
+	// is queued: committed to the local outbox, and uploaded, in order and
+	// exactly once, when the service answers.
 	Acknowledged   bool
 	ServerSequence int64
 	IngestedAt     time.Time
-	Duplicate      bool
-	// Queued: committed to the local outbox and not acknowledged yet; it
-	// is uploaded, in order and exactly once, when the service answers.
-	Queued bool
 }
 
 // RefusedError is a write refused by a rule of the protocol
@@ -52,13 +50,14 @@ var idPrefix = map[protocol.Kind]string{
 // NewID returns a fresh, time-ordered id for an entity of kind.
 func NewID(kind protocol.Kind) string { return ids.New(idPrefix[kind]) }
 
-// envelope wraps payload in an envelope stamped with this session's identity.
-func (c *Coordinator) envelope(t protocol.EventType, p protocol.Payload) *protocol.Envelope {
-	agent := c.Agent()
+// envelope wraps payload in an envelope stamped with this session's
+// identity and the calling agent's (see WithAgent).
+func (c *Coordinator) envelope(ctx context.Context, t protocol.EventType, p protocol.Payload) *protocol.Envelope {
+	agent := c.Agent(ctx)
 	return &protocol.Envelope{
 		ID: p.EntityID(), SchemaVersion: protocol.SchemaVersion, WorkspaceID: c.cfg.Workspace,
 		ReplicaID: c.cfg.Replica, ActorID: c.cfg.Actor, SessionID: c.cfg.Session, Agent: &agent,
-		Type: t, CreatedAt: c.now().UTC().Truncate(time.Millisecond), Payload: p,
+		Type: t, CreatedAt: c.cfg.Now().UTC().Truncate(time.Millisecond), Payload: p,
 	}
 }
 
@@ -67,7 +66,7 @@ func (c *Coordinator) envelope(t protocol.EventType, p protocol.Payload) *protoc
 // serverSequence and the projections updated), in remote mode into the
 // outbox, waiting up to AckWait for the service's receipt.
 func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p protocol.Payload) (*Published, error) {
-	env := c.envelope(t, p)
+	env := c.envelope(ctx, t, p)
 	if err := env.Validate(); err != nil {
 		return nil, &InputError{Message: err.Error()}
 	}
@@ -85,5 +84,5 @@ func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p proto
 	case res.Err != nil:
 		return nil, fmt.Errorf("publish: %w", res.Err)
 	}
-	return &Published{Envelope: env, Acknowledged: true, ServerSequence: res.Receipt.ServerSequence, IngestedAt: res.Receipt.IngestedAt, Duplicate: res.Receipt.Duplicate}, nil
+	return &Published{Envelope: env, Acknowledged: true, ServerSequence: res.Receipt.ServerSequence, IngestedAt: res.Receipt.IngestedAt}, nil
 }

@@ -40,6 +40,8 @@ type remote struct {
 	lastErr   atomic.Value
 	live      atomic.Bool // the WebSocket subscription is up
 	wg        sync.WaitGroup
+	// Tests only: the loops running, and the pulls begun and not ended.
+	running, pulls atomic.Int32
 }
 
 type uploadOutcome struct {
@@ -57,10 +59,18 @@ func newRemote(c *Coordinator) *remote {
 	}
 }
 
+// start starts the loops: the uploader, the puller and the follower;
+// wait waits for them once ctx ends.
 func (r *remote) start(ctx context.Context) {
-	r.wg.Add(2)
-	go func() { defer r.wg.Done(); r.uploader(ctx) }()
-	go func() { defer r.wg.Done(); r.follower(ctx) }()
+	for _, loop := range []func(context.Context){r.uploader, r.puller, r.follower} {
+		r.wg.Add(1)
+		r.running.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer r.running.Add(-1)
+			loop(ctx)
+		}()
+	}
 	r.wake(r.kick)
 }
 
@@ -75,7 +85,7 @@ func (r *remote) wake(ch chan struct{}) {
 
 // publish commits env to the outbox and waits a moment for its receipt.
 func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Published, error) {
-	entry, err := r.c.st.Enqueue(ctx, env)
+	entry, err := r.c.cfg.Store.Enqueue(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
@@ -95,14 +105,14 @@ func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Publishe
 		// arbitration) include it.
 		pctx, cancel := context.WithTimeout(ctx, r.c.cfg.AckWait)
 		if err := r.pullThrough(pctx, out.receipt.ServerSequence); err != nil {
-			r.c.log.Warn("pull after ingest", "err", err)
+			r.c.cfg.Logger.Warn("pull after ingest", "err", err)
 		}
 		cancel()
-		return &Published{Envelope: env, Acknowledged: true, ServerSequence: out.receipt.ServerSequence, IngestedAt: out.receipt.IngestedAt, Duplicate: out.receipt.Duplicate}, nil
+		return &Published{Envelope: env, Acknowledged: true, ServerSequence: out.receipt.ServerSequence, IngestedAt: out.receipt.IngestedAt}, nil
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return &Published{Envelope: env, Queued: true}, nil
+	return &Published{Envelope: env}, nil
 }
 
 func (r *remote) notify(clientSeq int64, out uploadOutcome) {
@@ -130,45 +140,42 @@ func (r *remote) uploader(ctx context.Context) {
 		case <-r.kick:
 		case <-timer:
 		}
-		retry, err := r.uploadPending(ctx)
-		switch {
-		case err != nil || retry:
-			if err != nil {
-				r.lastErr.Store(err.Error())
-			}
+		if err := r.uploadPending(ctx); err != nil {
+			r.lastErr.Store(err.Error())
 			backoff = min(max(backoff*2, 200*time.Millisecond), 30*time.Second)
-		default:
+		} else {
 			backoff = 0
 		}
 	}
 }
 
-// uploadPending uploads what is pending; retry says a transient failure
-// stopped it (the rest waits, to keep clientSequence order).
-func (r *remote) uploadPending(ctx context.Context) (retry bool, err error) {
+// uploadPending uploads what is pending; an error is a transient failure
+// that stopped it (the rest waits, to keep clientSequence order).
+func (r *remote) uploadPending(ctx context.Context) error {
+	st := r.c.cfg.Store
 	for {
-		pending, err := r.c.st.Pending(ctx, r.c.cfg.Replica, 100)
+		pending, err := st.Pending(ctx, r.c.cfg.Replica, 100)
 		if err != nil || len(pending) == 0 {
-			return false, err
+			return err
 		}
 		for _, e := range pending {
 			status, body, err := r.do(ctx, http.MethodPost, "/v1/"+e.Kind.Collection(), append(append([]byte(`{"envelope":`), e.Body...), '}'))
 			switch {
 			case err != nil:
-				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, err.Error())
-				return true, err
+				st.Attempted(ctx, e.Replica, e.ClientSequence, err.Error())
+				return err
 			case status == http.StatusOK:
 				var rc protocol.IngestReceipt
 				if err := json.Unmarshal(body, &rc); err != nil {
-					return true, fmt.Errorf("ingest receipt: %w", err)
+					return fmt.Errorf("ingest receipt: %w", err)
 				}
-				if err := r.c.st.Acknowledge(ctx, e.Replica, e.ClientSequence, rc); err != nil {
-					return true, err
+				if err := st.Acknowledge(ctx, e.Replica, e.ClientSequence, rc); err != nil {
+					return err
 				}
 				r.notify(e.ClientSequence, uploadOutcome{receipt: &rc})
 			case status == http.StatusBadRequest || status == http.StatusConflict || status == http.StatusRequestEntityTooLarge:
 				code, msg := errorBody(body)
-				r.c.st.Refuse(ctx, e.Replica, e.ClientSequence, string(code)+": "+msg)
+				st.Refuse(ctx, e.Replica, e.ClientSequence, string(code)+": "+msg)
 				ref := &RefusedError{Code: code, Message: msg}
 				// The notice first: the caller woken next may read news at once.
 				r.c.notice("the service refused envelope %s (clientSequence %d): %s", e.Kind, e.ClientSequence, ref)
@@ -176,12 +183,12 @@ func (r *remote) uploadPending(ctx context.Context) (retry bool, err error) {
 			case status == http.StatusUnauthorized || status == http.StatusForbidden:
 				code, msg := errorBody(body)
 				why := fmt.Sprintf("%s: %s (check --token and --workspace)", code, msg)
-				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, why)
-				return true, errors.New(why)
+				st.Attempted(ctx, e.Replica, e.ClientSequence, why)
+				return errors.New(why)
 			default:
 				_, msg := errorBody(body)
-				r.c.st.Attempted(ctx, e.Replica, e.ClientSequence, fmt.Sprintf("HTTP %d: %s", status, msg))
-				return true, fmt.Errorf("ingest: HTTP %d", status)
+				st.Attempted(ctx, e.Replica, e.ClientSequence, fmt.Sprintf("HTTP %d: %s", status, msg))
+				return fmt.Errorf("ingest: HTTP %d", status)
 			}
 		}
 	}
@@ -226,11 +233,13 @@ func (r *remote) do(ctx context.Context, method, path string, body []byte) (int,
 
 // pull mirrors the service's log from the cursor to its head.
 func (r *remote) pull(ctx context.Context) error {
+	r.pulls.Add(1)
+	defer r.pulls.Add(-1)
 	r.pullMu.Lock()
 	defer r.pullMu.Unlock()
-	ws := r.c.cfg.Workspace
+	ws, st := r.c.cfg.Workspace, r.c.cfg.Store
 	for {
-		cursor, err := r.c.st.Cursor(ctx, r.cursor)
+		cursor, err := st.Cursor(ctx, r.cursor)
 		if err != nil {
 			return err
 		}
@@ -250,7 +259,7 @@ func (r *remote) pull(ctx context.Context) error {
 			return fmt.Errorf("read events: %w", err)
 		}
 		if page.TooOld != nil {
-			if err := r.c.st.Resync(ctx, ws, r.cursor, page.TooOld.ResyncFrom); err != nil {
+			if err := st.Resync(ctx, ws, r.cursor, page.TooOld.ResyncFrom); err != nil {
 				return err
 			}
 			r.c.notice("the service's history before serverSequence %d was deleted by retention (%g days) before this replica read it: "+
@@ -260,7 +269,7 @@ func (r *remote) pull(ctx context.Context) error {
 		}
 		next := max(page.Page.NextCursor, cursor)
 		if len(page.Page.Items) > 0 || next != cursor {
-			if err := r.c.st.Mirror(ctx, ws, page.Page.Items, r.cursor, next); err != nil {
+			if err := st.Mirror(ctx, ws, page.Page.Items, r.cursor, next); err != nil {
 				return err
 			}
 		}
@@ -272,32 +281,34 @@ func (r *remote) pull(ctx context.Context) error {
 
 // pullThrough pulls until the mirror holds seq.
 func (r *remote) pullThrough(ctx context.Context, seq int64) error {
-	if cur, err := r.c.st.Cursor(ctx, r.cursor); err == nil && cur >= seq {
+	if cur, err := r.c.cfg.Store.Cursor(ctx, r.cursor); err == nil && cur >= seq {
 		return nil
 	}
 	return r.pull(ctx)
 }
 
-// follower keeps the mirror current: a WebSocket subscription whose frames
-// trigger pulls, reconnected with backoff, plus a slow periodic pull in
+// puller pulls whenever poked (by the follower's frames), and every 30s in
 // case frames are missed.
-func (r *remote) follower(ctx context.Context) {
-	go func() {
-		t := time.NewTicker(30 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.wake(r.poke)
-			case <-r.poke:
-				if err := r.pull(ctx); err != nil && ctx.Err() == nil {
-					r.c.log.Debug("pull", "err", err)
-				}
+func (r *remote) puller(ctx context.Context) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.wake(r.poke)
+		case <-r.poke:
+			if err := r.pull(ctx); err != nil && ctx.Err() == nil {
+				r.c.cfg.Logger.Debug("pull", "err", err)
 			}
 		}
-	}()
+	}
+}
+
+// follower keeps the mirror current: a WebSocket subscription whose frames
+// poke the puller, reconnected with backoff.
+func (r *remote) follower(ctx context.Context) {
 	backoff := 200 * time.Millisecond
 	for ctx.Err() == nil {
 		err := r.subscribe(ctx)
@@ -305,7 +316,7 @@ func (r *remote) follower(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.c.log.Debug("subscription ended", "err", err)
+		r.c.cfg.Logger.Debug("subscription ended", "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -347,6 +358,9 @@ func (r *remote) subscribe(ctx context.Context) error {
 	}
 	r.live.Store(true)
 	r.connected.Store(true)
+	// The service marked this replica offline when its previous socket
+	// dropped: say where the session stands again.
+	r.c.reannounce(ctx)
 	// Catch up from the cursor to the subscription's head; frames carry
 	// everything after it.
 	r.wake(r.poke)

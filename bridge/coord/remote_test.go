@@ -95,7 +95,7 @@ func TestRemoteResyncAfterRetention(t *testing.T) {
 		t.Fatalf("no resync notice: %+v", news)
 	}
 	// bo's projections hold what followed the watermark, not the deleted claim.
-	if _, err := bo.st.Entity(context.Background(), "mygame", protocol.KindClaim, old.Claim.ID); err == nil {
+	if _, err := bo.cfg.Store.Entity(context.Background(), "mygame", protocol.KindClaim, old.Claim.ID); err == nil {
 		t.Fatal("a claim from deleted history is in the rebuilt projections")
 	}
 	intents, err := bo.Entities(context.Background(), store.EntityQuery{Kind: protocol.KindIntent})
@@ -120,24 +120,24 @@ func TestRemoteUploadOrderAndRefusal(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	pending, refused, err := ada.st.OutboxCounts(context.Background(), ada.Replica())
+	pending, refused, err := ada.cfg.Store.OutboxCounts(context.Background(), ada.Replica())
 	if err != nil || pending != 0 || refused != 0 {
 		t.Fatalf("outbox: %d pending %d refused %v", pending, refused, err)
 	}
 	// An envelope whose id the service already has is refused for good.
-	dup := ada.envelope(protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
+	dup := ada.envelope(context.Background(), protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
 		Summary: "x", Paths: []string{"a"}, CreatedAt: time.Now().UTC()})
 	if _, err := ada.rem.publish(context.Background(), dup); err != nil {
 		t.Fatal(err)
 	}
-	again := ada.envelope(protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
+	again := ada.envelope(context.Background(), protocol.EventIntentPublished, &protocol.Intent{ID: "int_fixed", WorkspaceID: "mygame", ActorID: ada.Actor(), ReplicaID: ada.Replica(),
 		Summary: "y", Paths: []string{"b"}, CreatedAt: time.Now().UTC()})
 	_, err = ada.rem.publish(context.Background(), again)
 	var ref *RefusedError
 	if !errors.As(err, &ref) || ref.Code != protocol.CodeIDConflict {
 		t.Fatalf("reused id: %v", err)
 	}
-	if _, refused, _ := ada.st.OutboxCounts(context.Background(), ada.Replica()); refused != 1 {
+	if _, refused, _ := ada.cfg.Store.OutboxCounts(context.Background(), ada.Replica()); refused != 1 {
 		t.Fatalf("refused count %d", refused)
 	}
 	news, _ := ada.News(context.Background())
@@ -157,11 +157,10 @@ func TestPresenceGoesIdle(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	c, err := New(Config{Workspace: "mygame", Store: st, Actor: "ada", Replica: "rep_a", Session: "ses_a", Now: clock})
+	c, err := New(Config{Workspace: "mygame", Store: st, Actor: "ada", Replica: "rep_a", Session: "ses_a", Now: clock, IdleCheck: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.idleCheck = 5 * time.Millisecond
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

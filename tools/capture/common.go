@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -43,36 +45,30 @@ func waitFor(s int) time.Duration {
 	return time.Duration(min(s, MaxWaitSeconds)) * time.Second
 }
 
-// handler binds arguments strictly and turns controller errors into tool
-// errors that say what to do.
+// handler is tools.Handler with the capture tools' actionable errors.
 func handler[In any, Out any](f func(context.Context, mcpgo.CallToolRequest, In) (*Out, error)) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		in, err := tools.Bind[In](req)
-		if err != nil {
-			return tools.Error(err.Error() + "; see the tool's input schema"), nil
-		}
-		out, err := f(ctx, req, in)
-		var ce *cappy.Error
-		var ie *inputError
-		switch {
-		case errors.As(err, &ce):
-			return tools.Error(fmt.Sprintf("%s: %s", ce.Code, ce.Message)), nil
-		case errors.As(err, &ie):
-			return tools.Error(ie.msg), nil
-		case errors.Is(err, store.ErrNotFound):
-			return tools.Error(err.Error() + "; list_captures shows the captures"), nil
-		case err != nil:
-			return nil, err
-		}
-		return tools.Result(out), nil
-	}
+	return tools.Handler(actionable, f)
 }
 
-type inputError struct{ msg string }
+// actionable turns controller errors, bad requests and unknown captures
+// into messages that say what to do.
+func actionable(err error) (string, bool) {
+	var ce *cappy.Error
+	var ie *bc.InputError
+	switch {
+	case errors.As(err, &ce):
+		return fmt.Sprintf("%s: %s", ce.Code, ce.Message), true
+	case errors.As(err, &ie):
+		return ie.Message, true
+	case errors.Is(err, store.ErrNotFound):
+		return err.Error() + "; list_captures shows the captures", true
+	}
+	return "", false
+}
 
-func (e *inputError) Error() string { return e.msg }
-
-func inputErr(format string, args ...any) error { return &inputError{fmt.Sprintf(format, args...)} }
+func inputErr(format string, args ...any) error {
+	return &bc.InputError{Message: fmt.Sprintf(format, args...)}
+}
 
 // EventView is one event as tools show it; its payload was written by the
 // game and is data.
@@ -89,6 +85,14 @@ const maxPayloadBytes = 600
 
 func eventView(e store.CaptureEvent) EventView {
 	return EventView{Seq: e.Seq, T: e.T, Event: sanitize.Line(e.Event, 120), DurationMs: e.DurationMs, Payload: cleanPayload(e.Payload)}
+}
+
+func eventViews(es []store.CaptureEvent) []EventView {
+	out := make([]EventView, 0, len(es))
+	for _, e := range es {
+		out = append(out, eventView(e))
+	}
+	return out
 }
 
 // cleanPayload sanitizes every string in a game's payload and caps it.
@@ -131,19 +135,23 @@ func cleanPayload(p json.RawMessage) json.RawMessage {
 
 // OpView is an operation's outcome (or state) with its timeline.
 type OpView struct {
-	Op         string      `json:"op"`
-	Kind       string      `json:"kind"`
-	Status     string      `json:"status" jsonschema_description:"preparing, starting, running, stopping (still going: call get_capture with waitSeconds), completed, failed or cancelled."`
-	Code       string      `json:"code,omitempty"`
-	Message    string      `json:"message,omitempty"`
-	Scenario   string      `json:"scenario,omitempty"`
-	Events     int64       `json:"events"`
-	LastT      float64     `json:"lastT"`
-	DurationMs int64       `json:"durationMs,omitempty"`
-	Timeline   []EventView `json:"timeline" jsonschema_description:"The first and last events; get_capture pages all of them."`
-	Omitted    int64       `json:"omitted,omitempty" jsonschema_description:"Events between the first and last shown."`
-	Replay     *ReplayView `json:"replay,omitempty"`
-	Next       string      `json:"next,omitempty"`
+	Op   string `json:"op"`
+	Kind string `json:"kind"`
+	// Status is preparing, starting, running, stopping (still going: call
+	// get_capture with waitSeconds), completed, failed or cancelled.
+	Status     string  `json:"status"`
+	Code       string  `json:"code,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Scenario   string  `json:"scenario,omitempty"`
+	Events     int64   `json:"events"`
+	LastT      float64 `json:"lastT"`
+	DurationMs int64   `json:"durationMs,omitempty"`
+	// Timeline holds the first and last events; get_capture pages all of
+	// them. Omitted counts the events between the first and last shown.
+	Timeline []EventView `json:"timeline"`
+	Omitted  int64       `json:"omitted,omitempty"`
+	Replay   *ReplayView `json:"replay,omitempty"`
+	Next     string      `json:"next,omitempty"`
 }
 
 // ReplayView is a stored replay.
@@ -153,7 +161,13 @@ type ReplayView struct {
 	Format string `json:"format,omitempty"`
 }
 
-const timelineHalf = 25
+// A timeline shows up to timelineHalf events from each end, within
+// timelineBudget bytes; pageBudget bounds a page of events.
+const (
+	timelineHalf   = 25
+	timelineBudget = 12 << 10
+	pageBudget     = 14 << 10
+)
 
 // opView builds an operation's view from the store: the capture row and
 // the first and last events.
@@ -175,27 +189,25 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range first {
-		v.Timeline = append(v.Timeline, eventView(e))
-	}
+	var last []store.CaptureEvent
 	if c.Events > 2*timelineHalf {
-		last, err := st.Events(ctx, store.EventQuery{Op: op, AfterSeq: c.Events - timelineHalf, Limit: timelineHalf})
-		if err != nil {
+		if last, err = st.Events(ctx, store.EventQuery{Op: op, AfterSeq: c.Events - timelineHalf, Limit: timelineHalf}); err != nil {
 			return nil, err
 		}
 		v.Omitted = c.Events - int64(len(first)) - int64(len(last))
-		for _, e := range last {
-			v.Timeline = append(v.Timeline, eventView(e))
-		}
 	} else if c.Events > int64(len(first)) {
-		rest, err := st.Events(ctx, store.EventQuery{Op: op, AfterSeq: int64(len(first)), Limit: timelineHalf})
-		if err != nil {
+		if last, err = st.Events(ctx, store.EventQuery{Op: op, AfterSeq: int64(len(first)), Limit: timelineHalf}); err != nil {
 			return nil, err
 		}
-		for _, e := range rest {
-			v.Timeline = append(v.Timeline, eventView(e))
-		}
 	}
+	// Large payloads: fewer events from each end, the rest omitted.
+	head, cut := tools.Fit(eventViews(first), timelineBudget/2)
+	tail := eventViews(last)
+	slices.Reverse(tail)
+	tail, cut2 := tools.Fit(tail, timelineBudget/2)
+	slices.Reverse(tail)
+	v.Timeline = append(append(v.Timeline, head...), tail...)
+	v.Omitted += int64(cut + cut2)
 	if c.ReplaySHA != "" && c.Kind == cappy.KindRecording {
 		if r, err := st.Replay(ctx, c.ReplaySHA); err == nil {
 			v.Replay = &ReplayView{SHA256: r.SHA256, Bytes: r.Bytes, Format: sanitize.Line(r.Format, 80)}
@@ -206,19 +218,25 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 
 // progress returns a listener that sends each event as an MCP progress
 // notification (at most 50 a second) when the call asked for progress, or
-// nil.
-func progress(ctx context.Context, req mcpgo.CallToolRequest) func(store.CaptureEvent) {
+// nil; and end, which the handler calls when it answers: the call's
+// progress token means nothing after that, so the listener goes silent
+// (the operation, and the listener registered with it, may run on).
+func progress(ctx context.Context, req mcpgo.CallToolRequest) (listener func(store.CaptureEvent), end func()) {
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
-		return nil
+		return nil, func() {}
 	}
 	token := req.Params.Meta.ProgressToken
 	srv := server.ServerFromContext(ctx)
 	if srv == nil {
-		return nil
+		return nil, func() {}
 	}
+	var ended atomic.Bool
 	var mu sync.Mutex
 	var last time.Time
 	return func(e store.CaptureEvent) {
+		if ended.Load() {
+			return
+		}
 		mu.Lock()
 		if time.Since(last) < 20*time.Millisecond {
 			mu.Unlock()
@@ -230,14 +248,15 @@ func progress(ctx context.Context, req mcpgo.CallToolRequest) func(store.Capture
 			"progressToken": token, "progress": e.Seq,
 			"message": fmt.Sprintf("%s at t=%gms", sanitize.Line(e.Event, 80), e.T),
 		})
-	}
+	}, func() { ended.Store(true) }
 }
 
 // await waits for op up to wait, sending events as progress notifications
 // (listen, unless the operation was started with the listener already),
 // and cancels the operation if the tool call is cancelled.
 func await(ctx context.Context, req mcpgo.CallToolRequest, ctrl *cappy.Controller, op *cappy.Operation, wait time.Duration, listen bool) {
-	if f := progress(ctx, req); f != nil && listen {
+	if f, end := progress(ctx, req); f != nil && listen {
+		defer end()
 		defer op.Listen(f)()
 	}
 	t := time.NewTimer(wait)

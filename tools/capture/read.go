@@ -23,8 +23,11 @@ type getCaptureIn struct {
 
 type getCaptureOut struct {
 	OpView
-	Page    []EventView `json:"page" jsonschema_description:"Events matching the filters, in order; payloads are data from the game."`
-	NextSeq int64       `json:"nextSeq,omitempty" jsonschema_description:"More: pass as afterSeq."`
+	// Page holds the events matching the filters, in order; payloads are
+	// data from the game.
+	Page []EventView `json:"page"`
+	// NextSeq is set when there are more: pass it as afterSeq.
+	NextSeq int64 `json:"nextSeq,omitempty"`
 }
 
 // GetCapture is the get_capture tool.
@@ -50,13 +53,11 @@ func GetCapture(s *cappy.Service) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out := &getCaptureOut{OpView: *view, Page: []EventView{}}
-			for i, e := range evs {
-				if i == limit {
-					out.NextSeq = evs[i-1].Seq
-					break
-				}
-				out.Page = append(out.Page, eventView(e))
+			more := len(evs) > limit
+			out := &getCaptureOut{OpView: *view}
+			var left int
+			if out.Page, left = tools.Fit(eventViews(evs[:min(len(evs), limit)]), pageBudget); left > 0 || more {
+				out.NextSeq = out.Page[len(out.Page)-1].Seq
 			}
 			return out, nil
 		}))

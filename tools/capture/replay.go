@@ -25,8 +25,10 @@ type replayIn struct {
 
 type replayOut struct {
 	OpView
-	Of         string            `json:"of" jsonschema_description:"The recording replayed."`
-	Divergence *cappy.Divergence `json:"divergence,omitempty" jsonschema_description:"The first difference from the recording, or identical."`
+	// Of is the recording replayed.
+	Of string `json:"of"`
+	// Divergence is the first difference from the recording, or identical.
+	Divergence *cappy.Divergence `json:"divergence,omitempty"`
 }
 
 // Replay is the replay tool.
@@ -53,8 +55,10 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			if _, err := s.EnsureAdapter(ctx); err != nil {
 				return nil, err
 			}
+			onEvent, endProgress := progress(ctx, req)
+			defer endProgress() // the operation may outlive the call
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: progress(ctx, req)})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent})
 			if err != nil {
 				return nil, err
 			}
@@ -91,13 +95,11 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 				}
 			}
 			if in.Publish {
-				status := view.Status
-				if out.Divergence != nil && !out.Divergence.Identical {
-					view.Status, view.Message = cappy.StatusFailed, "diverged from the recording at event "+fmt.Sprint(out.Divergence.Index)
+				status, summary := outcome(view)
+				if d := out.Divergence; d != nil && !d.Identical {
+					status, summary = protocol.ValidationFailed, fmt.Sprintf("%s %s: diverged from the recording at event %d", cappy.StatusFailed, view.Code, d.Index)
 				}
-				publish(ctx, v, view, protocol.ValidationReplay, "replay of "+rec.Op)
-				view.Status = status
-				out.Next += " " + view.Next
+				out.Next += publish(ctx, v, view, protocol.ValidationReplay, "replay of "+rec.Op, status, summary)
 			}
 			return out, nil
 		}))

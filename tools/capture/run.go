@@ -58,8 +58,10 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 			if _, err := s.EnsureAdapter(ctx); err != nil {
 				return nil, err
 			}
+			onEvent, endProgress := progress(ctx, req)
+			defer endProgress() // the operation may outlive the call
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindScenario, Scenario: in.Scenario, Parameters: in.Parameters, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: progress(ctx, req)})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent})
 			if err != nil {
 				return nil, err
 			}
@@ -70,29 +72,33 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 			}
 			view.Next = next(view)
 			if in.Publish {
-				publish(ctx, v, view, protocol.ValidationScenario, in.Scenario+formatParams(op.Parameters))
+				status, summary := outcome(view)
+				view.Next += publish(ctx, v, view, protocol.ValidationScenario, in.Scenario+formatParams(op.Parameters), status, summary)
 			}
 			return view, nil
 		}))
 }
 
-// publish records a finished operation as a validation, best effort.
-func publish(ctx context.Context, v Validations, view *OpView, kind protocol.ValidationKind, name string) {
-	if v == nil || !cappy.Final(view.Status) {
-		return
-	}
-	status := protocol.ValidationPassed
-	summary := fmt.Sprintf("%s: %d events", view.Status, view.Events)
+// outcome is the validation a finished operation makes: passed when it
+// completed, else failed.
+func outcome(view *OpView) (protocol.ValidationStatus, string) {
 	if view.Status != cappy.StatusCompleted {
-		status = protocol.ValidationFailed
-		summary = fmt.Sprintf("%s %s: %s", view.Status, view.Code, view.Message)
+		return protocol.ValidationFailed, fmt.Sprintf("%s %s: %s", view.Status, view.Code, view.Message)
+	}
+	return protocol.ValidationPassed, fmt.Sprintf("%s: %d events", view.Status, view.Events)
+}
+
+// publish records a finished operation as a validation, best effort, and
+// returns what to add to the answer's next.
+func publish(ctx context.Context, v Validations, view *OpView, kind protocol.ValidationKind, name string, status protocol.ValidationStatus, summary string) string {
+	if v == nil || !cappy.Final(view.Status) {
+		return ""
 	}
 	dur := view.DurationMs
 	if _, _, err := v.RecordValidation(context.WithoutCancel(ctx), protocol.Validation{Kind: kind, Name: name, Status: status, Summary: summary, CaptureOp: view.Op, DurationMs: &dur}); err != nil {
-		view.Next += " (publishing the validation failed: " + err.Error() + ")"
-		return
+		return " (publishing the validation failed: " + err.Error() + ")"
 	}
-	view.Next += " Published as a validation."
+	return " Published as a validation."
 }
 
 // formatParams renders parameters as " k=v k=v", sorted.

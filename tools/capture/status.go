@@ -13,8 +13,11 @@ import (
 type captureStatusIn struct{}
 
 type captureStatusOut struct {
-	Endpoint     string       `json:"endpoint" jsonschema_description:"The Cappy controller's loopback WebSocket."`
-	EndpointFile string       `json:"endpointFile,omitempty" jsonschema_description:"Where endpoint and token are written for a game you start yourself."`
+	// Endpoint is the Cappy controller's loopback WebSocket; EndpointFile
+	// is where endpoint and token are written for a game you start
+	// yourself.
+	Endpoint     string       `json:"endpoint"`
+	EndpointFile string       `json:"endpointFile,omitempty"`
 	Adapter      *AdapterView `json:"adapter,omitempty"`
 	Game         *GameView    `json:"game,omitempty"`
 	Active       *OpView      `json:"active,omitempty"`
@@ -39,7 +42,7 @@ type GameView struct {
 	Launches int      `json:"launches"`
 	LastExit string   `json:"lastExit,omitempty"`
 	Log      string   `json:"log"`
-	LogTail  string   `json:"logTail,omitempty" jsonschema_description:"The end of the game's output; data written by the game."`
+	LogTail  string   `json:"logTail,omitempty"` // the end of the game's output; data written by the game
 }
 
 // CaptureStatus is the capture_status tool.

@@ -17,9 +17,12 @@ type checkConflictsIn struct {
 }
 
 type checkConflictsOut struct {
-	Clear   bool         `json:"clear" jsonschema_description:"true: no other agent claims or intends to change these paths."`
-	Claims  []ClaimView  `json:"claims"`
-	Intents []IntentView `json:"intents"`
+	// Clear: no other agent claims or intends to change these paths.
+	Clear       bool         `json:"clear"`
+	Claims      []ClaimView  `json:"claims"`
+	MoreClaims  int          `json:"moreClaims,omitempty"`
+	Intents     []IntentView `json:"intents"`
+	MoreIntents int          `json:"moreIntents,omitempty"`
 	WithNews
 }
 
@@ -33,6 +36,9 @@ func CheckConflicts(c conflictChecker) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return &checkConflictsOut{Clear: len(cf.Claims) == 0 && len(cf.Intents) == 0, Claims: conflictViews(cf.Claims), Intents: intentViews(cf.Intents)}, nil
+			out := &checkConflictsOut{Clear: len(cf.Claims) == 0 && len(cf.Intents) == 0}
+			out.Claims, out.MoreClaims = tools.Fit(conflictViews(cf.Claims), claimsBudget)
+			out.Intents, out.MoreIntents = tools.Fit(intentViews(cf.Intents), intentsBudget)
+			return out, nil
 		}))
 }

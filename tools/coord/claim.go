@@ -24,15 +24,22 @@ type claimIn struct {
 }
 
 type claimOut struct {
-	ClaimID   string      `json:"claimId"`
-	Status    string      `json:"status" jsonschema:"enum=granted,enum=denied,enum=pending" jsonschema_description:"pending: queued for a service that is unreachable; see likely."`
-	Likely    string      `json:"likely,omitempty" jsonschema_description:"For pending claims: what the local copy of the log predicts."`
-	Patterns  []string    `json:"patterns"`
-	Exclusive bool        `json:"exclusive"`
-	ExpiresAt time.Time   `json:"expiresAt"`
-	Conflicts []ClaimView `json:"conflicts" jsonschema_description:"The earlier claims of others that deny this one: who holds which paths until when."`
-	Next      string      `json:"next" jsonschema_description:"What to do now."`
-	Write     Write       `json:"write"`
+	ClaimID string `json:"claimId"`
+	// Status pending: queued for a service that is unreachable; see likely.
+	Status string `json:"status" jsonschema:"enum=granted,enum=denied,enum=pending"`
+	// Likely is, for pending claims, what the local copy of the log predicts.
+	Likely       string    `json:"likely,omitempty"`
+	Patterns     []string  `json:"patterns"`
+	MorePatterns int       `json:"morePatterns,omitempty"`
+	Exclusive    bool      `json:"exclusive"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+	// Conflicts are the earlier claims of others that deny this one: who
+	// holds which paths until when.
+	Conflicts     []ClaimView `json:"conflicts"`
+	MoreConflicts int         `json:"moreConflicts,omitempty"`
+	// Next is what to do now.
+	Next  string `json:"next"`
+	Write Write  `json:"write"`
 	WithNews
 }
 
@@ -47,18 +54,35 @@ func Claim(c claimer) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out := &claimOut{ClaimID: res.Claim.ID, Status: res.Status, Likely: res.Likely, Patterns: res.Claim.Patterns, Exclusive: res.Claim.Exclusive,
-				ExpiresAt: res.Claim.ExpiresAt, Conflicts: conflictViews(res.Conflicts), Write: write(res.Published)}
+			out := &claimOut{ClaimID: res.Claim.ID, Status: res.Status, Likely: res.Likely, Exclusive: res.Claim.Exclusive,
+				ExpiresAt: res.Claim.ExpiresAt, Write: write(res.Published)}
+			out.Patterns, out.MorePatterns = tools.Fit(res.Claim.Patterns, patternsBudget)
+			out.Conflicts, out.MoreConflicts = tools.Fit(conflictViews(res.Conflicts), claimsBudget)
 			out.Next = claimNext(res)
 			return out, nil
 		}))
 }
 
+// patternsBudget bounds the patterns a claim's result echoes.
+const patternsBudget = 4 << 10
+
+// maxHolders bounds the holders claimNext names.
+const maxHolders = 3
+
 func claimNext(res *bc.ClaimResult) string {
 	holders := func() string {
 		var hs []string
-		for _, c := range res.Conflicts {
-			hs = append(hs, fmt.Sprintf("%s holds %s until %s (claim %s)", line(c.Actor), strings.Join(linesOf(c.Patterns), ", "), c.ExpiresAt.Format(time.RFC3339), c.ClaimID))
+		for i, c := range res.Conflicts {
+			if i == maxHolders {
+				hs = append(hs, fmt.Sprintf("and %d more (see conflicts)", len(res.Conflicts)-i))
+				break
+			}
+			pats, more := linesOf(c.Patterns, 3)
+			held := strings.Join(pats, ", ")
+			if more > 0 {
+				held += fmt.Sprintf(" and %d more", more)
+			}
+			hs = append(hs, fmt.Sprintf("%s holds %s until %s (claim %s)", line(c.Actor), held, c.ExpiresAt.Format(time.RFC3339), c.ClaimID))
 		}
 		return strings.Join(hs, "; ")
 	}

@@ -24,7 +24,6 @@ const Toolset = "coord"
 // and the news digest that rides on every result.
 type session interface {
 	Actor() string
-	Touch(ctx context.Context)
 	News(ctx context.Context) (*bc.News, error)
 }
 
@@ -35,24 +34,26 @@ type WithNews struct {
 
 func (w *WithNews) setNews(n *bc.News) { w.News = n }
 
+// Shrink drops the digest's items (counting them in more) from a result
+// that would be too large; see tools.Shrinker.
+func (w *WithNews) Shrink() bool {
+	if w.News == nil || len(w.News.Items) == 0 {
+		return false
+	}
+	w.News.More += len(w.News.Items)
+	w.News.Items = []bc.NewsItem{}
+	return true
+}
+
 type newsCarrier interface{ setNews(*bc.News) }
 
-// handler binds arguments strictly, runs f, attaches the news, and turns
-// the errors an agent can act on into tool errors.
+// handler is tools.Handler with the news digest attached to the result.
 func handler[In any, Out any, PO interface {
 	*Out
 	newsCarrier
 }](s session, f func(context.Context, In) (*Out, error)) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		s.Touch(ctx)
-		in, err := tools.Bind[In](req)
-		if err != nil {
-			return tools.Error(err.Error() + "; see the tool's input schema"), nil
-		}
+	return tools.Handler(actionable, func(ctx context.Context, _ mcpgo.CallToolRequest, in In) (*Out, error) {
 		out, err := f(ctx, in)
-		if msg, ok := actionable(err); ok {
-			return tools.Error(msg), nil
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +62,8 @@ func handler[In any, Out any, PO interface {
 			return nil, err
 		}
 		PO(out).setNews(news)
-		return tools.Result(out), nil
-	}
+		return out, nil
+	})
 }
 
 // actionable reports the message of an error the agent can act on.
@@ -70,8 +71,6 @@ func actionable(err error) (string, bool) {
 	var in *bc.InputError
 	var ref *bc.RefusedError
 	switch {
-	case err == nil:
-		return "", false
 	case errors.As(err, &in):
 		return in.Message, true
 	case errors.As(err, &ref):
@@ -82,7 +81,10 @@ func actionable(err error) (string, bool) {
 
 // Write tells what happened to an envelope the tool emitted.
 type Write struct {
-	Status         string     `json:"status" jsonschema:"enum=acknowledged,enum=queued" jsonschema_description:"acknowledged: in the ordered workspace log at serverSequence. queued: committed locally; uploads in order when the service is reachable."`
+	// Status: acknowledged (in the ordered workspace log at
+	// serverSequence) or queued (committed locally; uploads in order when
+	// the service is reachable).
+	Status         string     `json:"status" jsonschema:"enum=acknowledged,enum=queued"`
 	ServerSequence int64      `json:"serverSequence,omitempty"`
 	IngestedAt     *time.Time `json:"ingestedAt,omitempty"`
 }

@@ -25,14 +25,18 @@ type publishIntentOut struct {
 	IntentID  string    `json:"intentId"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Write     Write     `json:"write"`
-	Overlaps  Overlaps  `json:"overlaps" jsonschema_description:"Others' active claims and intents on the same paths: coordinate before editing."`
+	// Overlaps are others' active claims and intents on the same paths:
+	// coordinate before editing.
+	Overlaps Overlaps `json:"overlaps"`
 	WithNews
 }
 
 // Overlaps are others' claims and intents overlapping some paths.
 type Overlaps struct {
-	Claims  []ClaimView  `json:"claims"`
-	Intents []IntentView `json:"intents"`
+	Claims      []ClaimView  `json:"claims"`
+	MoreClaims  int          `json:"moreClaims,omitempty"`
+	Intents     []IntentView `json:"intents"`
+	MoreIntents int          `json:"moreIntents,omitempty"`
 }
 
 // PublishIntent is the publish_intent tool.
@@ -58,7 +62,9 @@ func PublishIntent(c intentPublisher) tools.Tool {
 				return nil, ovErr
 			}
 			intent := pub.Envelope.Intent()
-			out := &publishIntentOut{IntentID: intent.ID, Write: write(pub), Overlaps: Overlaps{Claims: conflictViews(ov.Claims), Intents: intentViews(ov.Intents)}}
+			out := &publishIntentOut{IntentID: intent.ID, Write: write(pub)}
+			out.Overlaps.Claims, out.Overlaps.MoreClaims = tools.Fit(conflictViews(ov.Claims), claimsBudget)
+			out.Overlaps.Intents, out.Overlaps.MoreIntents = tools.Fit(intentViews(ov.Intents), intentsBudget)
 			if intent.ExpiresAt != nil {
 				out.ExpiresAt = *intent.ExpiresAt
 			}

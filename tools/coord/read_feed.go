@@ -14,7 +14,7 @@ import (
 type feedReader interface {
 	session
 	Feed(ctx context.Context, after int64, limit int, kind protocol.Kind) ([]*protocol.Envelope, *store.PageResult, error)
-	Describe(ctx context.Context, e *protocol.Envelope) bc.NewsItem
+	Describe(ctx context.Context, events []*protocol.Envelope) []bc.NewsItem
 	Head(ctx context.Context) (int64, error)
 }
 
@@ -30,7 +30,9 @@ type feedItem struct {
 }
 
 type readFeedOut struct {
-	Items      []feedItem `json:"items" jsonschema_description:"Events in server order; their text is data written by other agents."`
+	// Items are events in server order; their text is data written by
+	// other agents.
+	Items      []feedItem `json:"items"`
 	NextCursor int64      `json:"nextCursor"`
 	HasMore    bool       `json:"hasMore"`
 	WithNews
@@ -66,16 +68,15 @@ func ReadFeed(c feedReader) tools.Tool {
 			if page.TooOld {
 				return nil, &bc.InputError{Message: "that cursor points into history deleted by retention; read from afterSequence=" + strconv.FormatInt(page.ResyncFrom, 10)}
 			}
-			size := 0
-			for _, e := range events {
-				it := feedItem{NewsItem: c.Describe(ctx, e), At: *e.IngestedAt}
-				size += len(it.Text) + 200
-				if size > tools.MaxResultBytes-4096 {
-					out.HasMore = true
-					break
-				}
-				out.Items = append(out.Items, it)
-				out.NextCursor = e.ServerSequence
+			for i, it := range c.Describe(ctx, events) {
+				out.Items = append(out.Items, feedItem{NewsItem: it, At: *events[i].IngestedAt})
+			}
+			var left int
+			if out.Items, left = tools.Fit(out.Items, feedBudget); left > 0 {
+				out.HasMore = true // the rest on the next page
+			}
+			if n := len(out.Items); n > 0 {
+				out.NextCursor = out.Items[n-1].Seq
 			}
 			return out, nil
 		}))

@@ -20,9 +20,15 @@ type releaseClaimIn struct {
 
 type releaseClaimOut struct {
 	Released []string `json:"released"`
-	Writes   []Write  `json:"writes"`
+	// MoreReleased counts the claims released but not listed.
+	MoreReleased int `json:"moreReleased,omitempty"`
+	// Writes are the released claims' writes, in the same order.
+	Writes []Write `json:"writes"`
 	WithNews
 }
+
+// releasedBudget bounds the released ids listed; each comes with its write.
+const releasedBudget = 4 << 10
 
 // ReleaseClaim is the release_claim tool.
 func ReleaseClaim(c releaser) tools.Tool {
@@ -34,8 +40,9 @@ func ReleaseClaim(c releaser) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			out := &releaseClaimOut{Released: ids, Writes: []Write{}}
-			for _, p := range pubs {
+			out := &releaseClaimOut{Writes: []Write{}}
+			out.Released, out.MoreReleased = tools.Fit(ids, releasedBudget)
+			for _, p := range pubs[:len(out.Released)] {
 				out.Writes = append(out.Writes, write(p))
 			}
 			return out, nil

@@ -33,7 +33,7 @@ type shareChangesOut struct {
 	Additions     int64  `json:"additions"`
 	Deletions     int64  `json:"deletions"`
 	PatchBytes    int    `json:"patchBytes"`
-	Truncated     bool   `json:"truncated,omitempty" jsonschema_description:"The diff was cut at 256 KiB."`
+	Truncated     bool   `json:"truncated,omitempty"` // the diff was cut at 256 KiB
 	Write         Write  `json:"write"`
 	WithNews
 }
@@ -57,7 +57,7 @@ func ShareChanges(c changeSharer, repo ChangeReader) tools.Tool {
 			tr := protocol.ChangeTransaction{Summary: in.Summary, BaseCommit: ch.BaseCommit, Branch: ch.Branch, Files: []protocol.FileChange{}}
 			out := &shareChangesOut{BaseCommit: ch.BaseCommit, Branch: ch.Branch, Truncated: ch.Truncated}
 			for _, f := range ch.Files {
-				tr.Files = append(tr.Files, protocol.FileChange{Path: f.Path, Status: protocol.FileStatus(f.Status), Additions: f.Additions, Deletions: f.Deletions})
+				tr.Files = append(tr.Files, protocol.FileChange{Path: f.Path, Status: f.Status, Additions: f.Additions, Deletions: f.Deletions})
 				out.Additions += f.Additions
 				out.Deletions += f.Deletions
 			}

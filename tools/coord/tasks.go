@@ -92,8 +92,9 @@ type listTasksIn struct {
 }
 
 type listTasksOut struct {
-	Tasks      []TaskView `json:"tasks"`
-	NextBefore int64      `json:"nextBefore,omitempty" jsonschema_description:"More tasks: pass as before."`
+	Tasks []TaskView `json:"tasks"`
+	// NextBefore is set when there are more tasks: pass it as before.
+	NextBefore int64 `json:"nextBefore,omitempty"`
 	WithNews
 }
 
@@ -122,16 +123,23 @@ func ListTasks(c taskLister) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
+			more := len(list) > limit
+			list = list[:min(len(list), limit)]
 			out := &listTasksOut{Tasks: []TaskView{}}
-			for i, e := range list {
-				if i == limit {
-					out.NextBefore = list[i-1].CreatedSeq
-					break
-				}
+			seqs := make([]int64, 0, len(list)) // of the tasks shown
+			for _, e := range list {
 				var t protocol.Task
 				if json.Unmarshal(e.Body, &t) == nil {
 					out.Tasks = append(out.Tasks, taskView(&t, true))
+					seqs = append(seqs, e.CreatedSeq)
 				}
+			}
+			var left int
+			switch out.Tasks, left = tools.Fit(out.Tasks, listBudget); {
+			case left > 0:
+				out.NextBefore = seqs[len(out.Tasks)-1] // the rest on the next page
+			case more:
+				out.NextBefore = list[len(list)-1].CreatedSeq
 			}
 			return out, nil
 		}))

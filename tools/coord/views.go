@@ -9,13 +9,31 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
+// Bounds that keep results below tools.MaxResultBytes: lists inside a view
+// show at most maxListed entries (the protocol allows 10,000), and a
+// result's lists of views are cut to a byte budget, measured by tools.Fit;
+// what is left out is counted.
+const (
+	maxListed = 10
+
+	claimsBudget  = 8 << 10
+	intentsBudget = 4 << 10
+	listBudget    = 12 << 10
+	feedBudget    = 14 << 10
+
+	handoffsBudget = 3 << 10
+	onlineBudget   = 2 << 10
+)
+
 // ClaimView is a claim as tools show it.
 type ClaimView struct {
-	ID        string    `json:"claimId"`
-	Actor     string    `json:"actor"`
-	Patterns  []string  `json:"patterns"`
-	Exclusive bool      `json:"exclusive"`
-	Status    string    `json:"status,omitempty" jsonschema_description:"active, denied, released or expired."`
+	ID           string   `json:"claimId"`
+	Actor        string   `json:"actor"`
+	Patterns     []string `json:"patterns"`
+	MorePatterns int      `json:"morePatterns,omitempty"`
+	Exclusive    bool     `json:"exclusive"`
+	// Status is active, denied, released or expired.
+	Status    string    `json:"status,omitempty"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Reason    string    `json:"reason,omitempty"`
 }
@@ -23,13 +41,15 @@ type ClaimView struct {
 func claimView(e *store.Entity, now time.Time) ClaimView {
 	var c protocol.Claim
 	_ = json.Unmarshal(e.Body, &c)
-	return ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: linesOf(c.Patterns), Exclusive: e.Exclusive, Status: e.Current(now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
+	pats, more := linesOf(c.Patterns, maxListed)
+	return ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: pats, MorePatterns: more, Exclusive: e.Exclusive, Status: e.Current(now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
 }
 
 func conflictViews(cs []store.Conflict) []ClaimView {
 	out := make([]ClaimView, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, ClaimView{ID: c.ClaimID, Actor: line(c.Actor), Patterns: linesOf(c.Patterns), Exclusive: c.Exclusive, ExpiresAt: c.ExpiresAt})
+		pats, more := linesOf(c.Patterns, maxListed)
+		out = append(out, ClaimView{ID: c.ClaimID, Actor: line(c.Actor), Patterns: pats, MorePatterns: more, Exclusive: c.Exclusive, ExpiresAt: c.ExpiresAt})
 	}
 	return out
 }
@@ -40,6 +60,7 @@ type IntentView struct {
 	Actor     string    `json:"actor"`
 	Summary   string    `json:"summary"`
 	Paths     []string  `json:"paths"`
+	MorePaths int       `json:"morePaths,omitempty"`
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
@@ -48,7 +69,8 @@ func intentViews(es []*store.Entity) []IntentView {
 	for _, e := range es {
 		var in protocol.Intent
 		_ = json.Unmarshal(e.Body, &in)
-		out = append(out, IntentView{ID: e.ID, Actor: line(e.Actor), Summary: line(in.Summary), Paths: linesOf(in.Paths), ExpiresAt: e.ExpiresAt})
+		paths, more := linesOf(in.Paths, maxListed)
+		out = append(out, IntentView{ID: e.ID, Actor: line(e.Actor), Summary: line(in.Summary), Paths: paths, MorePaths: more, ExpiresAt: e.ExpiresAt})
 	}
 	return out
 }
@@ -61,6 +83,7 @@ type TaskView struct {
 	Assignee    string    `json:"assignee,omitempty"`
 	CreatedBy   string    `json:"createdBy"`
 	Labels      []string  `json:"labels,omitempty"`
+	MoreLabels  int       `json:"moreLabels,omitempty"`
 	Description string    `json:"description,omitempty"`
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
@@ -72,22 +95,24 @@ func taskView(t *protocol.Task, brief bool) TaskView {
 	if brief {
 		desc = sanitize.Text(t.Description, 280)
 	}
+	labels, more := linesOf(t.Labels, maxListed)
 	return TaskView{ID: t.ID, Title: line(t.Title), Status: string(t.Status), Assignee: line(t.AssigneeActorID), CreatedBy: line(t.CreatedByActor),
-		Labels: linesOf(t.Labels), Description: desc, UpdatedAt: t.UpdatedAt}
+		Labels: labels, MoreLabels: more, Description: desc, UpdatedAt: t.UpdatedAt}
 }
 
 // HandoffView is a handoff as tools show it.
 type HandoffView struct {
-	ID       string   `json:"handoffId"`
-	From     string   `json:"from"`
-	To       string   `json:"to,omitempty"`
-	Status   string   `json:"status"`
-	Summary  string   `json:"summary"`
-	Notes    string   `json:"notes,omitempty"`
-	TaskID   string   `json:"taskId,omitempty"`
-	ClaimIDs []string `json:"claimIds"`
-	Branch   string   `json:"branch,omitempty"`
-	Commit   string   `json:"commit,omitempty"`
+	ID           string   `json:"handoffId"`
+	From         string   `json:"from"`
+	To           string   `json:"to,omitempty"`
+	Status       string   `json:"status"`
+	Summary      string   `json:"summary"`
+	Notes        string   `json:"notes,omitempty"`
+	TaskID       string   `json:"taskId,omitempty"`
+	ClaimIDs     []string `json:"claimIds"`
+	MoreClaimIDs int      `json:"moreClaimIds,omitempty"`
+	Branch       string   `json:"branch,omitempty"`
+	Commit       string   `json:"commit,omitempty"`
 }
 
 // handoffView shows a handoff; brief caps the notes for lists.
@@ -96,14 +121,18 @@ func handoffView(h *protocol.Handoff, brief bool) HandoffView {
 	if brief {
 		notes = sanitize.Text(h.Notes, 280)
 	}
+	claims, more := linesOf(h.ClaimIDs, maxListed)
 	return HandoffView{ID: h.ID, From: line(h.FromActorID), To: line(h.ToActorID), Status: string(h.Status), Summary: line(h.Summary),
-		Notes: notes, TaskID: h.TaskID, ClaimIDs: h.ClaimIDs, Branch: line(h.Branch), Commit: line(h.Commit)}
+		Notes: notes, TaskID: h.TaskID, ClaimIDs: claims, MoreClaimIDs: more, Branch: line(h.Branch), Commit: line(h.Commit)}
 }
 
-func linesOf(in []string) []string {
-	out := make([]string, len(in))
-	for i, s := range in {
+// linesOf sanitizes the first max values of in as lines, and counts the
+// rest.
+func linesOf(in []string, max int) (out []string, more int) {
+	n := min(len(in), max)
+	out = make([]string, n)
+	for i, s := range in[:n] {
 		out[i] = line(s)
 	}
-	return out
+	return out, len(in) - n
 }

@@ -15,23 +15,29 @@ type statusSource interface {
 	Workspace() string
 	Replica() string
 	Mode() string
-	Agent() protocol.Agent
+	Agent(ctx context.Context) protocol.Agent
 	Status(ctx context.Context) (*bc.Status, error)
 }
 
 type workspaceStatusIn struct{}
 
 type workspaceStatusOut struct {
-	Workspace      string        `json:"workspace"`
-	Mode           string        `json:"mode" jsonschema:"enum=local,enum=remote" jsonschema_description:"local: agents on this machine share one database; remote: a coordination service."`
-	You            Identity      `json:"you"`
-	Service        *ServiceState `json:"service,omitempty"`
-	Head           int64         `json:"head" jsonschema_description:"The newest serverSequence known here."`
+	Workspace string `json:"workspace"`
+	// Mode local: agents on this machine share one database; remote: a
+	// coordination service.
+	Mode    string        `json:"mode" jsonschema:"enum=local,enum=remote"`
+	You     Identity      `json:"you"`
+	Service *ServiceState `json:"service,omitempty"`
+	// Head is the newest serverSequence known here.
+	Head           int64         `json:"head"`
 	YourClaims     []ClaimView   `json:"yourClaims"`
+	MoreYourClaims int           `json:"moreYourClaims,omitempty"`
 	OthersClaims   int           `json:"othersActiveClaims"`
 	OpenTasks      int           `json:"openTasks"`
 	HandoffsForYou []HandoffView `json:"handoffsForYou"`
+	MoreHandoffs   int           `json:"moreHandoffs,omitempty"`
 	Online         []Presence    `json:"online,omitempty"`
+	MoreOnline     int           `json:"moreOnline,omitempty"`
 	WithNews
 }
 
@@ -45,9 +51,10 @@ type Identity struct {
 
 // ServiceState is the remote service's reachability and the outbox.
 type ServiceState struct {
-	URL            string `json:"url"`
-	Connected      bool   `json:"connected"`
-	Live           bool   `json:"live" jsonschema_description:"Subscribed to live updates."`
+	URL       string `json:"url"`
+	Connected bool   `json:"connected"`
+	// Live: subscribed to live updates.
+	Live           bool   `json:"live"`
 	PendingUploads int    `json:"pendingUploads"`
 	RefusedUploads int    `json:"refusedUploads"`
 	LastError      string `json:"lastError,omitempty"`
@@ -71,19 +78,20 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			a := c.Agent()
+			a := c.Agent(ctx)
 			out := &workspaceStatusOut{
 				Workspace: c.Workspace(), Mode: c.Mode(), Head: st.Head, OthersClaims: st.OthersClaims, OpenTasks: st.OpenTasks,
 				You:        Identity{Actor: c.Actor(), Replica: c.Replica(), Provider: string(a.Provider), SessionReference: a.SessionReference},
 				YourClaims: []ClaimView{}, HandoffsForYou: []HandoffView{},
 			}
-			if st.Mode == "remote" {
+			if out.Mode == "remote" {
 				out.Service = &ServiceState{URL: st.Service, Connected: st.Connected, Live: st.Live, PendingUploads: st.Pending, RefusedUploads: st.Refused, LastError: line(st.LastError)}
 			}
 			now := time.Now()
 			for _, e := range st.MyClaims {
 				out.YourClaims = append(out.YourClaims, claimView(e, now))
 			}
+			out.YourClaims, out.MoreYourClaims = tools.Fit(out.YourClaims, claimsBudget)
 			for i, e := range st.HandoffsToMe {
 				if i == 10 {
 					break // the rest show in read_feed; the result stays small
@@ -93,6 +101,8 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 					out.HandoffsForYou = append(out.HandoffsForYou, handoffView(&h, true))
 				}
 			}
+			out.HandoffsForYou, _ = tools.Fit(out.HandoffsForYou, handoffsBudget)
+			out.MoreHandoffs = len(st.HandoffsToMe) - len(out.HandoffsForYou)
 			for _, p := range st.Presence {
 				if p.Status == protocol.PresenceOffline {
 					continue
@@ -103,6 +113,7 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 				}
 				out.Online = append(out.Online, pr)
 			}
+			out.Online, out.MoreOnline = tools.Fit(out.Online, onlineBudget)
 			return out, nil
 		}))
 }
