@@ -30,6 +30,7 @@ const (
 	CapReplay            = "replay"
 	CapTimeScale         = "time_scale"
 	CapAlternateCameras  = "alternate_cameras"
+	// CapFrames: see cappy_frames.go.
 )
 
 // Cappy error and reject codes.
@@ -232,12 +233,15 @@ type PrepareScenario struct {
 	Scenario     string         `json:"scenario"`
 	Parameters   map[string]any `json:"parameters"`
 	Presentation Presentation   `json:"presentation,omitempty"`
+	// Frames asks for frames (only of an adapter that advertised CapFrames).
+	Frames *FramesRequest `json:"frames,omitempty"`
 }
 
 // RecordStart starts a freeform recording.
 type RecordStart struct {
-	Type string `json:"type" jsonschema:"enum=record_start"`
-	Op   string `json:"op"`
+	Type   string         `json:"type" jsonschema:"enum=record_start"`
+	Op     string         `json:"op"`
+	Frames *FramesRequest `json:"frames,omitempty"`
 }
 
 // PrepareReplay asks the adapter to get a replay ready.
@@ -246,6 +250,7 @@ type PrepareReplay struct {
 	Op           string         `json:"op"`
 	Replay       *ReplayPayload `json:"replay"`
 	Presentation Presentation   `json:"presentation,omitempty"`
+	Frames       *FramesRequest `json:"frames,omitempty"`
 }
 
 // OpMessage is start, stop or cancel: {type, op}.
@@ -325,6 +330,7 @@ type AdapterMessage struct {
 	Completed *Completed
 	Failed    *Failed
 	Pong      *Ping
+	Frame     *Frame
 }
 
 // Op is the operation the message is about ("" for hello, scenarios, pong).
@@ -338,6 +344,8 @@ func (m *AdapterMessage) Op() string {
 		return m.Completed.Op
 	case m.Failed != nil:
 		return m.Failed.Op
+	case m.Frame != nil:
+		return m.Frame.Op
 	}
 	return ""
 }
@@ -409,6 +417,12 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 		c.id("op", m.Failed.Op, true)
 		c.text("code", m.Failed.Code, 128, true)
 		c.text("message", m.Failed.Message, MaxTextBytes, false)
+	case "frame":
+		m.Frame = new(Frame)
+		if err := decodeStrict(data, m.Frame, ""); err != nil {
+			return nil, err
+		}
+		return m, checkFrame(m.Frame)
 	case "pong":
 		m.Pong = new(Ping)
 		if err := decodeStrict(data, m.Pong, ""); err != nil {
@@ -655,7 +669,7 @@ var cappySchemaTypes = map[string]any{
 	"cappy-scenarios.json": Scenarios{}, "cappy-prepare-scenario.json": PrepareScenario{}, "cappy-record-start.json": RecordStart{},
 	"cappy-prepare-replay.json": PrepareReplay{}, "cappy-op.json": OpMessage{}, "cappy-list-scenarios.json": ListScenarios{},
 	"cappy-ping.json": Ping{}, "cappy-error.json": CappyError{}, "cappy-op-state.json": OpState{}, "cappy-event.json": Event{},
-	"cappy-completed.json": Completed{}, "cappy-failed.json": Failed{},
+	"cappy-completed.json": Completed{}, "cappy-failed.json": Failed{}, "cappy-frame.json": Frame{},
 }
 
 // cappySchemas generates the adapter protocol's schemas. Hello allows

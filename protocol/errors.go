@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +88,11 @@ func jsonFieldError(err error, prefix string) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var fe *FieldError
+	var b64 base64.CorruptInputError
 	switch {
+	case errors.As(err, &b64):
+		// The protocol's only base64 field that encoding/json decodes is a frame's data.
+		return fieldErr(joinPath(prefix, "data"), "not valid base64 (standard alphabet, padded): bad input at byte %d", int64(b64))
 	case errors.As(err, &fe):
 		return &FieldError{Field: joinPath(prefix, fe.Field), Message: fe.Message}
 	case errors.As(err, &typeErr):
