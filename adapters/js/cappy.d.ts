@@ -1,0 +1,204 @@
+// Types of cappy.js, the Cappy adapter for JavaScript games.
+
+export const VERSION: string;
+export const PROTOCOL_VERSION: 1;
+export const MAX_MESSAGE_BYTES: number;
+export const MAX_INLINE_REPLAY_BYTES: number;
+export const MAX_FRAME_BYTES: number;
+export const MAX_SUMMARY_BYTES: number;
+
+export const Capability: Readonly<{
+  SCENARIOS: 'scenarios';
+  FREEFORM_RECORDING: 'freeform_recording';
+  REPLAY: 'replay';
+  TIME_SCALE: 'time_scale';
+  ALTERNATE_CAMERAS: 'alternate_cameras';
+  FRAMES: 'frames';
+}>;
+
+export const Code: Readonly<{
+  UNAUTHENTICATED: 'PROTOCOL_UNAUTHENTICATED';
+  INVALID_MESSAGE: 'PROTOCOL_INVALID_MESSAGE';
+  OUT_OF_STATE: 'PROTOCOL_OUT_OF_STATE';
+  CAPABILITY_MISSING: 'CAPABILITY_MISSING';
+  OPERATION_BUSY: 'OPERATION_BUSY';
+  SCENARIO_NOT_FOUND: 'SCENARIO_NOT_FOUND';
+  INVALID_PARAMETERS: 'INVALID_PARAMETERS';
+  REPLAY_UNSUPPORTED: 'REPLAY_UNSUPPORTED';
+  REPLAY_INVALID: 'REPLAY_INVALID';
+  UNKNOWN_CAMERA: 'UNKNOWN_CAMERA';
+  PRESENTATION_UNSUPPORTED: 'PRESENTATION_UNSUPPORTED';
+  ADAPTER_ERROR: 'ADAPTER_ERROR';
+}>;
+
+/** Thrown by a scenario or hook, it is sent as `failed` with its code. */
+export class CappyFailure extends Error {
+  constructor(code: string, message: string);
+  readonly code: string;
+}
+
+/** connect() rejects with this when the controller refuses the adapter. */
+export class RejectError extends Error {
+  constructor(code: string, message: string);
+  readonly code: string;
+}
+
+export interface Parameter {
+  type: 'string' | 'number' | 'integer' | 'boolean';
+  description?: string;
+  required?: boolean;
+  default?: string | number | boolean;
+  enum?: Array<string | number | boolean>;
+  minimum?: number;
+  maximum?: number;
+}
+
+export interface ScenarioSpec {
+  name?: string;
+  description?: string;
+  parameters?: Record<string, Parameter>;
+  requiredCapabilities?: string[];
+}
+
+/** Presentation: timeScale and camera have a meaning to Cappy; other keys are the game's. */
+export interface Presentation {
+  timeScale?: number;
+  camera?: string;
+  [key: string]: unknown;
+}
+
+/** What the controller asks of frames for one operation. */
+export interface FramesRequest {
+  fps: number;
+  maxWidth: number;
+  formats: string[];
+}
+
+/** One encoded frame, as a capture function returns it. */
+export interface Frame {
+  mime: string;
+  width: number;
+  height: number;
+  /** The image's bytes, or their base64. */
+  data: Uint8Array | string;
+}
+
+export interface ReplayPayload {
+  kind: 'inline' | 'file';
+  encoding?: 'base64';
+  data?: string;
+  path?: string;
+  sha256: string;
+  bytes?: number;
+  format?: string;
+}
+
+export interface EmitOptions {
+  /** Presented ms since the operation started (default: op.now()). */
+  t?: number;
+  /** Simulation ms: presented as simT / timeScale. */
+  simT?: number;
+  durationMs?: number;
+}
+
+/** One operation: the game emits its events through it. */
+export class Op {
+  readonly id: string;
+  readonly kind: 'scenario' | 'recording' | 'replay';
+  /** The scenario id (scenarios). */
+  readonly scenario?: string;
+  /** Checked parameters with defaults filled in (scenarios). */
+  readonly params: Record<string, unknown>;
+  readonly presentation: Presentation;
+  /** The replay's data, its SHA-256 checked (replays). */
+  readonly replay?: Uint8Array;
+  readonly replayInfo?: { kind: string; format?: string; sha256: string };
+  readonly framesRequest?: FramesRequest;
+  /** Aborted on cancel ('cancelled') and when the connection is lost ('disconnected'). */
+  readonly signal: AbortSignal;
+  /** Resolves on stop, cancel or disconnect. */
+  readonly stopped: Promise<void>;
+  /** Resolves when the operation is over. */
+  readonly done: Promise<void>;
+  readonly timeScale: number;
+  readonly camera?: string;
+  readonly isStopped: boolean;
+  /** The operation no longer takes events. */
+  readonly closed: boolean;
+  /** Presented ms since the operation started. */
+  now(): number;
+  /** Sends an event; false once the operation is over. Throws a TypeError for an invalid one. */
+  emit(event: string, payload?: Record<string, unknown>, opts?: EmitOptions): boolean;
+  /** The summary sent with completed (a plain object, at most 64 KiB of JSON). */
+  summary(value: Record<string, unknown>): void;
+  /** Asks for an extra frame now, named by reason. */
+  frame(reason?: string): void;
+}
+
+/** What a recording returns: its data (and format), kept by the controller as an inline replay. */
+export type RecordingResult = string | Uint8Array | ArrayBuffer | { data: string | Uint8Array | ArrayBuffer; format?: string };
+
+export interface Hooks {
+  /** Apply the operation's timeScale (1 when it has none) before it starts. */
+  timeScale?(scale: number, op: Op): void;
+  /** Switch to the operation's camera (undefined: the default) before it starts. */
+  camera?(name: string | undefined, op: Op): void;
+  /** A freeform recording: run until op.stopped, return the replay's data. */
+  record?(op: Op): RecordingResult | Promise<RecordingResult>;
+  /** Play a replay this game recorded: data is checked against its SHA-256. */
+  replay?(op: Op, data: Uint8Array, info: { kind: string; format?: string; sha256: string }): unknown;
+  /** Extra checks before ready; throw a CappyFailure to refuse. */
+  validate?(op: Op): unknown;
+}
+
+export interface CappyOptions {
+  game: { id: string; name?: string };
+  /** The build identity sent in hello (a replay against another build may diverge). */
+  build?: string;
+  adapter?: { name: string; version?: string };
+  /** Capabilities beyond those the hooks imply. */
+  capabilities?: string[];
+  /** The camera names presentation.camera may take; others fail with UNKNOWN_CAMERA. */
+  cameras?: string[];
+  hooks?: Hooks;
+  scenarios?: Array<ScenarioSpec & { id: string; run: ScenarioRun }>;
+  /** Default: the page URL's #cappy-endpoint, else $CAPPY_ENDPOINT. */
+  endpoint?: string;
+  /** Default: the page URL's #cappy-token, else $CAPPY_SESSION_TOKEN. */
+  token?: string;
+  /** Default: globalThis.WebSocket, else the "ws" package. */
+  WebSocket?: unknown;
+  /** Connect again after a lost connection (default: in browsers). */
+  reconnect?: boolean;
+  /** In browsers: an uncaught error during an operation fails it (default true). */
+  catchGlobalErrors?: boolean;
+  logger?: { debug?(...a: unknown[]): void; info?(...a: unknown[]): void; warn(...a: unknown[]): void; error(...a: unknown[]): void };
+}
+
+export type ScenarioRun = (op: Op, params: Record<string, any>, presentation: Presentation) => unknown;
+
+export class Cappy {
+  constructor(options: CappyOptions);
+  /** Resolves once close() was called and the socket closed. */
+  readonly closed: Promise<void>;
+  readonly connected: boolean;
+  readonly capabilities: string[];
+  scenario(id: string, spec: ScenarioSpec, run: ScenarioRun): this;
+  hooks(h: Hooks): this;
+  /** Frames from a canvas (2D or WebGL), or from a capture function. */
+  frames(source: HTMLCanvasElement | OffscreenCanvas | { capture(req: { maxWidth: number; formats: string[] }): Frame | null | Promise<Frame | null> }): this;
+  /** Call right after a frame is drawn (WebGL): a due frame is read then. */
+  drawn(): void;
+  /** Connects; resolves once welcomed, rejects with a RejectError when refused. */
+  connect(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function checkParameter(p: Parameter, v: unknown): string;
+export function resolveParameters(scenario: { id: string; parameters?: Record<string, Parameter> }, args?: Record<string, unknown>): Record<string, unknown>;
+export function checkPresentation(p: unknown, has?: (capability: string) => boolean): void;
+export function inlineReplay(data: string | Uint8Array | ArrayBuffer, format?: string): Promise<ReplayPayload>;
+export function readReplay(r: ReplayPayload): Promise<Uint8Array>;
+export function sha256Hex(bytes: Uint8Array): Promise<string>;
+export function toBase64(bytes: Uint8Array): string;
+export function fromBase64(text: string): Uint8Array;

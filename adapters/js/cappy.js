@@ -1,0 +1,1004 @@
+// Cappy adapter for JavaScript games: lets crosscode-mcp's capture
+// controller drive a browser or Node.js game over the Cappy adapter
+// protocol (one loopback WebSocket of JSON text frames). One dependency-free
+// ES module; types in cappy.d.ts; see README.md.
+//
+//   import { Cappy } from './cappy.js';
+//   const cappy = new Cappy({ game: { id: 'my-game' } });
+//   cappy.scenario('smoke', {}, async (op) => { op.emit('READY'); });
+//   cappy.frames(canvas);
+//   cappy.connect();
+//
+// The library does the protocol: the handshake, the scenario registry,
+// parameter and presentation checks, ping/pong (answered as messages
+// arrive, whatever the game is doing), the operation lifecycle, replays
+// with their SHA-256, and frames. The game registers scenarios and hooks.
+
+/** The adapter library's version, sent in hello. */
+export const VERSION = '0.1.0';
+/** The adapter protocol version this library speaks. */
+export const PROTOCOL_VERSION = 1;
+/** The largest message either side may send (4 MiB). */
+export const MAX_MESSAGE_BYTES = 4 << 20;
+/** The largest decoded inline replay (1 MiB). */
+export const MAX_INLINE_REPLAY_BYTES = 1 << 20;
+/** The largest decoded frame (1 MiB). */
+export const MAX_FRAME_BYTES = 1 << 20;
+/** The largest summary the controller keeps (64 KiB of JSON). */
+export const MAX_SUMMARY_BYTES = 64 << 10;
+
+/** Capabilities with a meaning to the controller. */
+export const Capability = Object.freeze({
+  SCENARIOS: 'scenarios',
+  FREEFORM_RECORDING: 'freeform_recording',
+  REPLAY: 'replay',
+  TIME_SCALE: 'time_scale',
+  ALTERNATE_CAMERAS: 'alternate_cameras',
+  FRAMES: 'frames',
+});
+
+/** Error codes of the protocol, and the library's own ADAPTER_ERROR. */
+export const Code = Object.freeze({
+  UNAUTHENTICATED: 'PROTOCOL_UNAUTHENTICATED',
+  INVALID_MESSAGE: 'PROTOCOL_INVALID_MESSAGE',
+  OUT_OF_STATE: 'PROTOCOL_OUT_OF_STATE',
+  CAPABILITY_MISSING: 'CAPABILITY_MISSING',
+  OPERATION_BUSY: 'OPERATION_BUSY',
+  SCENARIO_NOT_FOUND: 'SCENARIO_NOT_FOUND',
+  INVALID_PARAMETERS: 'INVALID_PARAMETERS',
+  REPLAY_UNSUPPORTED: 'REPLAY_UNSUPPORTED',
+  REPLAY_INVALID: 'REPLAY_INVALID',
+  UNKNOWN_CAMERA: 'UNKNOWN_CAMERA',
+  PRESENTATION_UNSUPPORTED: 'PRESENTATION_UNSUPPORTED',
+  /** A hook or scenario threw something that is not a CappyFailure. */
+  ADAPTER_ERROR: 'ADAPTER_ERROR',
+});
+
+const MIN_TIME_SCALE = 0.1;
+const MAX_TIME_SCALE = 4;
+const TEARDOWN_WAIT_MS = 5000;
+const CODE_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
+
+/** An error with a protocol code: thrown by a scenario or hook, it is sent as `failed` with that code. */
+export class CappyFailure extends Error {
+  /** @param {string} code @param {string} message */
+  constructor(code, message) {
+    super(message);
+    this.name = 'CappyFailure';
+    this.code = code;
+  }
+}
+
+/** connect() rejects with this when the controller refuses the adapter. */
+export class RejectError extends Error {
+  /** @param {string} code @param {string} message */
+  constructor(code, message) {
+    super(`cappy controller rejected the adapter: ${code}: ${message}`);
+    this.name = 'RejectError';
+    this.code = code;
+  }
+}
+
+const utf8 = new TextEncoder();
+const byteLength = (s) => utf8.encode(s).length;
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const clock = () => (globalThis.performance ? globalThis.performance.now() : Date.now());
+
+// Control characters other than newline, tab and carriage return.
+const CONTROL_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+/** Checks a text field as the controller does; returns a reason or ''. */
+function checkText(v, max, required) {
+  if (typeof v !== 'string') return required || v !== undefined ? 'must be a string' : '';
+  if (v === '') return required ? 'required' : '';
+  if (byteLength(v) > max) return `too long: at most ${max} bytes`;
+  if (CONTROL_RE.test(v)) return 'contains a control character';
+  return '';
+}
+
+/** Checks an identifier as the controller does; returns a reason or ''. */
+function checkID(v) {
+  if (typeof v !== 'string' || v === '') return 'required';
+  if (byteLength(v) > 256) return 'too long: at most 256 bytes';
+  if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(v)) return 'contains a control, invisible or bidi character';
+  if (v.trim() !== v) return 'has leading or trailing space';
+  if (/[^\S ]| {2}/u.test(v)) return 'contains white space other than single spaces';
+  return '';
+}
+
+/**
+ * Checks one value against a parameter's description (type, enum,
+ * minimum, maximum), as the controller does. Returns a reason or ''.
+ */
+export function checkParameter(p, v) {
+  switch (p.type) {
+    case 'string':
+      if (typeof v !== 'string') return 'must be a string';
+      break;
+    case 'boolean':
+      if (typeof v !== 'boolean') return 'must be a boolean';
+      break;
+    case 'number':
+    case 'integer':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return 'must be a number';
+      if (p.type === 'integer' && !Number.isInteger(v)) return 'must be an integer';
+      if (p.minimum !== undefined && v < p.minimum) return `must be at least ${p.minimum}`;
+      if (p.maximum !== undefined && v > p.maximum) return `must be at most ${p.maximum}`;
+      break;
+    default:
+      return `has an unknown type ${JSON.stringify(p.type)}`;
+  }
+  if (Array.isArray(p.enum) && p.enum.length > 0 && !p.enum.includes(v)) return `must be one of ${JSON.stringify(p.enum)}`;
+  return '';
+}
+
+/**
+ * Checks args against a scenario's parameters, fills in defaults, and
+ * refuses unknown or missing required ones (the controller's rules).
+ * Throws a CappyFailure with INVALID_PARAMETERS.
+ * @returns {Record<string, unknown>}
+ */
+export function resolveParameters(scenario, args = {}) {
+  const params = scenario.parameters || {};
+  const out = {};
+  for (const [name, v] of Object.entries(args || {})) {
+    const p = params[name];
+    if (!p) throw new CappyFailure(Code.INVALID_PARAMETERS, `${name}: scenario ${JSON.stringify(scenario.id)} has no parameter ${JSON.stringify(name)}`);
+    const why = checkParameter(p, v);
+    if (why) throw new CappyFailure(Code.INVALID_PARAMETERS, `${name}: ${why}`);
+    out[name] = v;
+  }
+  for (const [name, p] of Object.entries(params)) {
+    if (name in out) continue;
+    if (p.default !== undefined) out[name] = p.default;
+    else if (p.required) throw new CappyFailure(Code.INVALID_PARAMETERS, `${name}: required by scenario ${JSON.stringify(scenario.id)}`);
+  }
+  return out;
+}
+
+/**
+ * Checks the presentation keys Cappy defines (timeScale, camera) and the
+ * capabilities they need. Throws a CappyFailure.
+ */
+export function checkPresentation(p, has = () => true) {
+  if (p === undefined || p === null) return;
+  if (!isObject(p)) throw new CappyFailure(Code.PRESENTATION_UNSUPPORTED, 'presentation must be an object');
+  if ('timeScale' in p) {
+    const s = p.timeScale;
+    if (typeof s !== 'number' || !(s >= MIN_TIME_SCALE && s <= MAX_TIME_SCALE)) {
+      throw new CappyFailure(Code.PRESENTATION_UNSUPPORTED, `presentation.timeScale must be a number from ${MIN_TIME_SCALE} to ${MAX_TIME_SCALE}, got ${JSON.stringify(s)}`);
+    }
+    if (!has(Capability.TIME_SCALE)) throw new CappyFailure(Code.CAPABILITY_MISSING, `presentation.timeScale needs capability "${Capability.TIME_SCALE}", which the adapter does not advertise`);
+  }
+  if ('camera' in p) {
+    if (typeof p.camera !== 'string' || p.camera === '') throw new CappyFailure(Code.PRESENTATION_UNSUPPORTED, 'presentation.camera must be a camera name');
+    if (!has(Capability.ALTERNATE_CAMERAS)) throw new CappyFailure(Code.CAPABILITY_MISSING, `presentation.camera needs capability "${Capability.ALTERNATE_CAMERAS}", which the adapter does not advertise`);
+  }
+}
+
+/** Checks a scenario description before it is registered; throws a TypeError. */
+function checkScenario(s) {
+  const bad = (why) => { throw new TypeError(`cappy: scenario ${JSON.stringify(s.id)}: ${why}`); };
+  const idWhy = checkID(s.id);
+  if (idWhy) bad(`id ${idWhy}`);
+  for (const [f, max] of [['name', 1024], ['description', MAX_SUMMARY_BYTES]]) {
+    const why = checkText(s[f], max, false);
+    if (why) bad(`${f} ${why}`);
+  }
+  for (const [name, p] of Object.entries(s.parameters || {})) {
+    const why = checkID(name);
+    if (why) bad(`parameter name ${why}`);
+    if (!['string', 'number', 'integer', 'boolean'].includes(p.type)) bad(`parameter ${name}: type must be string, number, integer or boolean`);
+    if (p.minimum !== undefined && p.maximum !== undefined && p.minimum > p.maximum) bad(`parameter ${name}: minimum is above maximum`);
+    if (p.default !== undefined) {
+      const dwhy = checkParameter(p, p.default);
+      if (dwhy) bad(`parameter ${name}: default ${dwhy}`);
+    }
+  }
+}
+
+/** Base64 of bytes, in chunks (no stack blow-up on 1 MiB). */
+export function toBase64(bytes) {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+/** Bytes of base64 text; throws on malformed input. */
+export function fromBase64(text) {
+  const s = atob(text);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/** SHA-256 of bytes as 64 lower-case hex digits (Web Crypto). */
+export async function sha256Hex(bytes) {
+  const d = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
+  return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function toBytes(data) {
+  if (typeof data === 'string') return utf8.encode(data);
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new TypeError('cappy: replay data must be a string, Uint8Array or ArrayBuffer');
+}
+
+/**
+ * An inline replay payload of data (at most 1 MiB), with its SHA-256.
+ * @returns {Promise<{kind:'inline',encoding:'base64',data:string,sha256:string,format?:string}>}
+ */
+export async function inlineReplay(data, format) {
+  const bytes = toBytes(data);
+  if (bytes.length > MAX_INLINE_REPLAY_BYTES) throw new CappyFailure(Code.REPLAY_INVALID, `the replay is ${bytes.length} bytes, more than the ${MAX_INLINE_REPLAY_BYTES} an inline replay may hold`);
+  const r = { kind: 'inline', encoding: 'base64', data: toBase64(bytes), sha256: await sha256Hex(bytes) };
+  if (format) r.format = format;
+  return r;
+}
+
+/**
+ * The data of a replay payload, checked: shape, the 1 MiB limit and its
+ * SHA-256. A file replay is read in Node.js; browsers cannot. Throws a
+ * CappyFailure with REPLAY_INVALID (or REPLAY_UNSUPPORTED).
+ * @returns {Promise<Uint8Array>}
+ */
+export async function readReplay(r) {
+  const invalid = (why) => new CappyFailure(Code.REPLAY_INVALID, why);
+  if (!isObject(r)) throw invalid('the replay must be an object');
+  if (typeof r.sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(r.sha256)) throw invalid('replay.sha256 must be 64 hex digits');
+  let bytes;
+  if (r.kind === 'inline') {
+    if (r.encoding !== 'base64' || typeof r.data !== 'string') throw invalid('an inline replay needs encoding "base64" and data');
+    if (r.data.length > Math.ceil(MAX_INLINE_REPLAY_BYTES / 3) * 4 + 4) throw invalid(`an inline replay holds at most ${MAX_INLINE_REPLAY_BYTES} bytes`);
+    try { bytes = fromBase64(r.data); } catch { throw invalid('replay.data is not base64'); }
+    if (bytes.length > MAX_INLINE_REPLAY_BYTES) throw invalid(`an inline replay holds at most ${MAX_INLINE_REPLAY_BYTES} bytes`);
+  } else if (r.kind === 'file') {
+    if (typeof process === 'undefined' || !process.versions?.node) throw new CappyFailure(Code.REPLAY_UNSUPPORTED, 'a browser cannot read a file replay');
+    const { readFile } = await import('node:fs/promises');
+    try { bytes = new Uint8Array(await readFile(r.path)); } catch (e) { throw invalid(`replay file: ${e.message}`); }
+    if (bytes.length !== r.bytes) throw invalid(`replay file ${r.path} is not ${r.bytes} bytes`);
+  } else {
+    throw invalid(`replay.kind must be "inline" or "file", got ${JSON.stringify(r.kind)}`);
+  }
+  const got = await sha256Hex(bytes);
+  if (got !== r.sha256.toLowerCase()) throw invalid(`replay SHA-256 is ${got}, expected ${r.sha256}`);
+  return bytes;
+}
+
+/** The failed code and message of something a game threw. */
+function failureOf(err, fallback = Code.ADAPTER_ERROR) {
+  if (err && typeof err === 'object' && typeof err.code === 'string' && CODE_RE.test(err.code)) {
+    return { code: err.code, message: String(err.message || err.code) };
+  }
+  const message = err instanceof Error ? `${err.name}: ${err.message}` : `thrown: ${String(err)}`;
+  return { code: fallback, message };
+}
+
+const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+/**
+ * One operation the controller asked for: the game emits its events and
+ * reads its parameters and presentation through it.
+ */
+export class Op {
+  #session;
+  #lastT = 0;
+  #abort = new AbortController();
+  #stop;
+  #stopped = false;
+  #finished = false;
+  #done;
+
+  constructor(session, id, kind) {
+    this.#session = session;
+    /** @readonly The controller's operation id. */
+    this.id = id;
+    /** @readonly 'scenario' | 'recording' | 'replay' */
+    this.kind = kind;
+    /** The scenario id (scenarios only). */
+    this.scenario = undefined;
+    /** Checked parameters with defaults filled in (scenarios only). */
+    this.params = {};
+    /** The presentation as the controller sent it. */
+    this.presentation = {};
+    /** The replay's checked data (replays only). */
+    this.replay = undefined;
+    /** The replay payload as sent (replays only): kind, format, sha256. */
+    this.replayInfo = undefined;
+    /** The frames request ({fps, maxWidth, formats}) or undefined. */
+    this.framesRequest = undefined;
+    this.launched = false;
+    this.cancelled = false;
+    this.startedAt = 0;
+    /** @type {unknown} what summary() set */
+    this.summaryValue = undefined;
+    /** @readonly Resolves when the controller asks the operation to stop (stop), or on cancel or disconnect. */
+    this.stopped = new Promise((resolve) => { this.#stop = resolve; });
+    /** @readonly Resolves when the operation is over. */
+    this.done = new Promise((resolve) => { this.#done = resolve; });
+  }
+
+  /** Aborted on cancel and when the connection is lost (reason says which). */
+  get signal() { return this.#abort.signal; }
+  /** timeScale of the presentation (1 when absent). */
+  get timeScale() { return typeof this.presentation.timeScale === 'number' ? this.presentation.timeScale : 1; }
+  /** camera of the presentation (undefined when absent). */
+  get camera() { return this.presentation.camera; }
+  /** Whether stop (or cancel) was asked. */
+  get isStopped() { return this.#stopped; }
+  /** Whether the operation no longer takes events (cancelled, lost, or over). */
+  get closed() { return this.#finished || this.#abort.signal.aborted; }
+
+  /** Presented milliseconds since the operation started (performance.now()). */
+  now() { return this.startedAt ? Math.max(0, clock() - this.startedAt) : 0; }
+
+  /**
+   * Sends one event. t is presented ms since the operation started: by
+   * default now(); opts.simT (simulation ms) is presented as
+   * simT / timeScale; opts.t sets it. It never goes back. payload is a
+   * plain object or undefined. Returns false, sending nothing, once the
+   * operation is cancelled, lost or over; throws a TypeError for an
+   * invalid event.
+   * @param {string} event
+   * @param {Record<string, unknown>} [payload]
+   * @param {{t?: number, simT?: number, durationMs?: number}} [opts]
+   */
+  emit(event, payload, opts = {}) {
+    const why = checkText(event, 256, true);
+    if (why) throw new TypeError(`cappy: event name ${why}`);
+    let t = opts.t;
+    if (t === undefined && opts.simT !== undefined) t = opts.simT / this.timeScale;
+    const explicit = t !== undefined;
+    if (!explicit) t = Math.max(this.now(), this.#lastT);
+    if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) throw new TypeError(`cappy: event ${event}: t must be a finite, non-negative number, got ${t}`);
+    if (t < this.#lastT) throw new TypeError(`cappy: event ${event}: t ${t} goes back from ${this.#lastT}`);
+    const m = { type: 'event', op: this.id, t, event };
+    if (opts.durationMs !== undefined) {
+      if (typeof opts.durationMs !== 'number' || !Number.isFinite(opts.durationMs) || opts.durationMs < 0) throw new TypeError(`cappy: event ${event}: durationMs must be a finite, non-negative number`);
+      m.durationMs = opts.durationMs;
+    }
+    if (payload !== undefined && payload !== null) {
+      if (!isObject(payload)) throw new TypeError(`cappy: event ${event}: payload must be a plain object`);
+      m.payload = payload;
+    }
+    if (this.closed) return false;
+    const text = JSON.stringify(m);
+    if (text.length > MAX_MESSAGE_BYTES / 4 && byteLength(text) > MAX_MESSAGE_BYTES) throw new TypeError(`cappy: event ${event} is more than the ${MAX_MESSAGE_BYTES} bytes a message may have`);
+    if (!this.#session.sendText(text)) return false;
+    this.#lastT = t;
+    return true;
+  }
+
+  /** Sets the summary sent with completed: a plain object of at most 64 KiB of JSON. */
+  summary(value) {
+    if (!isObject(value)) throw new TypeError('cappy: summary must be a plain object');
+    if (byteLength(JSON.stringify(value)) > MAX_SUMMARY_BYTES) throw new TypeError(`cappy: summary is more than the ${MAX_SUMMARY_BYTES} bytes the controller keeps`);
+    this.summaryValue = value;
+  }
+
+  /** Asks for an extra frame now (frames only), named by reason (e.g. an event). */
+  frame(reason) { this.#session.extraFrame(this, reason); }
+
+  /** @internal */ _stop() { if (!this.#stopped) { this.#stopped = true; this.#stop(); } }
+  /** @internal */ _abort(reason) { this.#abort.abort(reason); this._stop(); }
+  /** @internal */ _finish() { if (!this.#finished) { this.#finished = true; this.#done(); } }
+  /** @internal */ get _finished() { return this.#finished; }
+}
+
+function defaultWebSocket() {
+  if (typeof globalThis.WebSocket === 'function') return Promise.resolve(globalThis.WebSocket);
+  return import('ws').then((m) => m.WebSocket || m.default, () => {
+    throw new Error('cappy: no WebSocket: use Node.js 22+ (or 20 with --experimental-websocket), install the "ws" package, or pass options.WebSocket');
+  });
+}
+
+/** Endpoint and token: options, else the page's #cappy-endpoint / #cappy-token, else CAPPY_ENDPOINT / CAPPY_SESSION_TOKEN. */
+function locate(o) {
+  let endpoint = o.endpoint;
+  let token = o.token;
+  const hash = globalThis.location?.hash;
+  if ((!endpoint || !token) && hash) {
+    const q = new URLSearchParams(hash.slice(1));
+    endpoint ||= q.get('cappy-endpoint') || undefined;
+    token ||= q.get('cappy-token') || undefined;
+  }
+  const env = typeof process !== 'undefined' ? process.env : undefined;
+  if (env) {
+    endpoint ||= env.CAPPY_ENDPOINT;
+    token ||= env.CAPPY_SESSION_TOKEN;
+  }
+  return { endpoint, token };
+}
+
+const quietLogger = { debug() {}, info() {}, warn: (...a) => console.warn(...a), error: (...a) => console.error(...a) };
+
+/**
+ * The adapter: register scenarios and hooks, then connect().
+ */
+export class Cappy {
+  #o;
+  #scenarios = new Map();
+  #ws = null;
+  #welcomed = false;
+  #closing = false;
+  #queue = [];
+  #pumping = false;
+  #cur = null;
+  #log;
+  #frameSource = null;
+  #frames = null; // per-op frame state
+  #closedResolve;
+  #connectWaiters = null;
+  #retryMs = 250;
+  #retryTimer = null;
+
+  /**
+   * @param {import('./cappy.js').CappyOptions} options
+   */
+  constructor(options) {
+    if (!options || !isObject(options.game) || checkID(options.game.id)) throw new TypeError('cappy: options.game.id is required (an identifier)');
+    this.#o = { ...options, hooks: { ...(options.hooks || {}) } };
+    this.#log = options.logger || quietLogger;
+    /** Resolves when close() was called and the socket is closed. */
+    this.closed = new Promise((r) => { this.#closedResolve = r; });
+    for (const s of options.scenarios || []) this.scenario(s.id, s, s.run);
+    if (typeof globalThis.addEventListener === 'function' && options.catchGlobalErrors !== false && typeof window !== 'undefined') {
+      // An error in the game's own loop during an operation fails it,
+      // instead of leaving it hanging.
+      globalThis.addEventListener('error', (e) => this.#gameError(e.error ?? e.message));
+      globalThis.addEventListener('unhandledrejection', (e) => this.#gameError(e.reason));
+    }
+  }
+
+  /**
+   * Registers (or replaces) a scenario. run(op, params, presentation) may
+   * be async; it resolving sends completed, throwing sends failed.
+   * @param {string} id
+   * @param {{name?: string, description?: string, parameters?: Record<string, object>, requiredCapabilities?: string[]}} spec
+   * @param {(op: Op, params: Record<string, unknown>, presentation: object) => unknown} run
+   */
+  scenario(id, spec, run) {
+    if (typeof run !== 'function') throw new TypeError(`cappy: scenario ${JSON.stringify(id)}: run must be a function`);
+    const s = { id, name: spec?.name, description: spec?.description, parameters: spec?.parameters, requiredCapabilities: spec?.requiredCapabilities };
+    checkScenario(s);
+    this.#scenarios.set(id, { ...s, run });
+    if (this.#welcomed) this.#sendScenarios();
+    return this;
+  }
+
+  /** Sets hooks: timeScale(scale, op), camera(name, op), record(op), replay(op, data), validate(op). */
+  hooks(h) { Object.assign(this.#o.hooks, h); return this; }
+
+  /**
+   * Frames from a canvas (2D or WebGL), or from capture({maxWidth, formats})
+   * returning {mime, width, height, data: Uint8Array}. For WebGL, call
+   * drawn() right after each frame is drawn (e.g. Phaser's postrender).
+   */
+  frames(source) {
+    if (!source) throw new TypeError('cappy: frames needs a canvas or {capture}');
+    this.#frameSource = typeof source.capture === 'function' ? { capture: source.capture } : { canvas: source };
+    return this;
+  }
+
+  /** Tells the library a frame was just drawn: a due frame is read now, while the drawing buffer holds it. */
+  drawn() { this.#frames?.drawn(); }
+
+  /** The capabilities sent in hello. */
+  get capabilities() {
+    const h = this.#o.hooks;
+    const caps = new Set([Capability.SCENARIOS]);
+    if (h.record) caps.add(Capability.FREEFORM_RECORDING);
+    if (h.replay) caps.add(Capability.REPLAY);
+    if (h.timeScale) caps.add(Capability.TIME_SCALE);
+    if (h.camera || this.#o.cameras) caps.add(Capability.ALTERNATE_CAMERAS);
+    if (this.#frameSource) caps.add(Capability.FRAMES);
+    for (const c of this.#o.capabilities || []) caps.add(c);
+    return [...caps];
+  }
+
+  /** Whether the controller welcomed this adapter and the socket is open. */
+  get connected() { return this.#welcomed; }
+
+  /**
+   * Connects, sends hello and the registry. Resolves once welcomed;
+   * rejects with a RejectError when refused, or an Error when the
+   * controller cannot be reached or does not answer within 10 s.
+   */
+  connect() {
+    if (this.#connectWaiters) return this.#connectWaiters.promise;
+    let resolve, reject;
+    const promise = new Promise((a, b) => { resolve = a; reject = b; });
+    this.#connectWaiters = { promise, resolve, reject };
+    this.#closing = false;
+    this.#rejected = false;
+    this.#open().catch((e) => this.#connectFailed(e));
+    return promise;
+  }
+
+  /** Closes the connection (the current operation is abandoned) and stops reconnecting. */
+  close() {
+    this.#closing = true;
+    clearTimeout(this.#retryTimer);
+    if (this.#ws && this.#ws.readyState <= 1) this.#ws.close(1000, 'adapter stopping');
+    else this.#closedResolve();
+    return this.closed;
+  }
+
+  async #open() {
+    const { endpoint, token } = locate(this.#o);
+    if (!endpoint) throw new Error('cappy: no controller endpoint (the page URL\'s #cappy-endpoint, CAPPY_ENDPOINT, or options.endpoint)');
+    if (!token) throw new Error('cappy: no session token (#cappy-token, CAPPY_SESSION_TOKEN, or options.token)');
+    if (!/^wss?:\/\//.test(endpoint)) throw new Error(`cappy: endpoint ${endpoint} is not a ws:// URL`);
+    const WS = this.#o.WebSocket || (await defaultWebSocket());
+    const ws = new WS(endpoint);
+    this.#ws = ws;
+    const helloTimer = setTimeout(() => {
+      if (!this.#welcomed && this.#ws === ws) {
+        this.#connectFailed(new Error('cappy: no welcome from the controller within 10 s'));
+        ws.close(1000, 'no welcome');
+      }
+    }, 10000);
+    // Read from the moment the socket opens: a request right behind the
+    // welcome is queued, never dropped.
+    ws.onmessage = (e) => this.#receive(e.data);
+    ws.onopen = () => {
+      const hello = {
+        type: 'hello', protocol: { min: PROTOCOL_VERSION, max: PROTOCOL_VERSION }, token,
+        adapter: this.#o.adapter || { name: 'crosscode-js-adapter', version: VERSION },
+        game: this.#o.game, capabilities: this.capabilities,
+      };
+      if (this.#o.build) hello.build = this.#o.build;
+      this.sendText(JSON.stringify(hello));
+    };
+    ws.onerror = () => {}; // onclose follows with the reason
+    ws.onclose = (e) => {
+      clearTimeout(helloTimer);
+      if (this.#ws === ws) this.#lost(e.code, e.reason);
+    };
+  }
+
+  #connectFailed(err) {
+    const w = this.#connectWaiters;
+    if (!w) return;
+    this.#connectWaiters = null;
+    w.reject(err);
+  }
+
+  #lost(code, reason) {
+    const wasWelcomed = this.#welcomed;
+    this.#welcomed = false;
+    this.#ws = null;
+    this.#queue.length = 0;
+    const cur = this.#cur;
+    if (cur) {
+      cur._abort('disconnected');
+      if (!cur.launched) { cur._finish(); this.#cur = null; }
+    }
+    this.#frames?.stop();
+    this.#frames = null;
+    this.#log.debug?.(`cappy: connection closed (${code} ${reason || ''})`);
+    if (this.#connectWaiters) this.#connectFailed(new Error(`cappy: connection closed before welcome (${code} ${reason || ''})`.trim()));
+    const reconnect = this.#o.reconnect ?? typeof window !== 'undefined';
+    if (this.#closing || !wasWelcomed || !reconnect || this.#rejected) {
+      if (this.#closing) this.#closedResolve();
+      return;
+    }
+    this.#retryTimer = setTimeout(() => {
+      this.#retryMs = Math.min(this.#retryMs * 2, 5000);
+      this.connect().then(() => { this.#retryMs = 250; }, (e) => this.#log.warn(`cappy: reconnect: ${e.message}`));
+    }, this.#retryMs);
+  }
+
+  #rejected = false;
+
+  /** @internal Sends one text frame; false when the socket is not open. */
+  sendText(text) {
+    const ws = this.#ws;
+    if (!ws || ws.readyState !== 1) return false;
+    ws.send(text);
+    return true;
+  }
+
+  #send(m) { return this.sendText(JSON.stringify(m)); }
+
+  #receive(data) {
+    if (typeof data !== 'string') { this.#log.warn('cappy: ignoring a binary frame'); return; }
+    let m;
+    try { m = JSON.parse(data); } catch { this.#log.warn('cappy: ignoring a message that is not JSON'); return; }
+    if (!isObject(m) || typeof m.type !== 'string') { this.#log.warn('cappy: ignoring a message without type'); return; }
+    if (m.type === 'ping') { this.#send({ type: 'pong', nonce: String(m.nonce) }); return; }
+    this.#queue.push(m);
+    if (!this.#pumping) this.#pump();
+  }
+
+  /** Handles queued messages one at a time, in order (some checks await). */
+  async #pump() {
+    this.#pumping = true;
+    try {
+      while (this.#queue.length) {
+        const m = this.#queue.shift();
+        try { await this.#handle(m); } catch (e) { this.#log.error('cappy: handling', m.type, e); }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  async #handle(m) {
+    if (!this.#welcomed) {
+      switch (m.type) {
+        case 'welcome':
+          if (m.protocol !== PROTOCOL_VERSION) {
+            this.#connectFailed(new Error(`cappy: the controller welcomed protocol ${m.protocol}; this adapter speaks ${PROTOCOL_VERSION}`));
+            this.#ws?.close(1000, 'protocol');
+            return;
+          }
+          this.#welcomed = true;
+          this.#sendScenarios();
+          this.#log.info?.(`cappy: welcomed by ${m.controller?.name} ${m.controller?.version ?? ''}`);
+          if (this.#connectWaiters) { const w = this.#connectWaiters; this.#connectWaiters = null; w.resolve(); }
+          return;
+        case 'reject':
+          this.#rejected = true;
+          this.#connectFailed(new RejectError(String(m.code), String(m.message)));
+          return;
+        case 'error':
+          this.#log.warn(`cappy: controller error ${m.code}: ${m.message}`);
+          return;
+        default:
+          this.#log.warn(`cappy: ignoring ${m.type} before welcome`);
+          return;
+      }
+    }
+    switch (m.type) {
+      case 'list_scenarios': this.#sendScenarios(); return;
+      case 'prepare_scenario': return this.#prepareScenario(m);
+      case 'prepare_replay': return this.#prepareReplay(m);
+      case 'record_start': return this.#recordStart(m);
+      case 'start': return this.#start(m.op);
+      case 'stop': if (this.#cur?.id === m.op) this.#cur._stop(); return;
+      case 'cancel': this.#cancel(m.op); return;
+      case 'error':
+        this.#log.warn(`cappy: controller error ${m.code}: ${m.message}${m.op ? ` (op ${m.op})` : ''}`);
+        if (m.op) this.#cancel(m.op); // the controller failed it: stop working on it
+        return;
+      case 'reject':
+        this.#rejected = true;
+        this.#ws?.close(1000, 'rejected');
+        return;
+      default:
+        this.#log.warn(`cappy: ignoring a ${m.type} message`);
+    }
+  }
+
+  #sendScenarios() {
+    const list = [...this.#scenarios.values()].map(({ run, ...s }) => JSON.parse(JSON.stringify(s)));
+    this.#send({ type: 'scenarios', scenarios: list });
+  }
+
+  #failed(op, code, message) { this.#send({ type: 'failed', op, code, message: cap(String(message), 4096) }); }
+
+  #has = (c) => this.capabilities.includes(c);
+
+  /** Whether a new operation may begin; answers failed OPERATION_BUSY otherwise. */
+  async #admit(id) {
+    if (typeof id !== 'string' || id === '') { this.#log.warn('cappy: ignoring an operation request without op'); return false; }
+    const cur = this.#cur;
+    if (cur && cur.cancelled && !cur._finished) {
+      await Promise.race([cur.done, new Promise((r) => setTimeout(r, TEARDOWN_WAIT_MS))]);
+    }
+    if (this.#cur && this.#cur._finished) this.#cur = null;
+    if (this.#cur) { this.#failed(id, Code.OPERATION_BUSY, `operation ${this.#cur.id} is still active`); return false; }
+    return true;
+  }
+
+  /** The operation's frames request, checked; a CappyFailure when unusable. */
+  #framesOf(m) {
+    const f = m.frames;
+    if (f === undefined || f === null) return undefined;
+    if (!this.#frameSource) throw new CappyFailure(Code.CAPABILITY_MISSING, 'this game has no frame source');
+    if (!isObject(f) || typeof f.fps !== 'number' || !(f.fps > 0)) throw new CappyFailure(Code.INVALID_MESSAGE, 'frames.fps must be a positive number');
+    const formats = Array.isArray(f.formats) && f.formats.length ? f.formats : ['image/jpeg', 'image/png'];
+    return { fps: Math.min(f.fps, 30), maxWidth: typeof f.maxWidth === 'number' && f.maxWidth > 0 ? f.maxWidth : 640, formats };
+  }
+
+  #validate(op) {
+    const cams = this.#o.cameras;
+    if (op.camera !== undefined && Array.isArray(cams) && !cams.includes(op.camera)) {
+      throw new CappyFailure(Code.UNKNOWN_CAMERA, `no camera ${JSON.stringify(op.camera)}; the game has: ${cams.join(', ')}`);
+    }
+    return this.#o.hooks.validate?.(op);
+  }
+
+  async #prepareScenario(m) {
+    if (!(await this.#admit(m.op))) return;
+    const op = new Op(this, m.op, 'scenario');
+    try {
+      const s = this.#scenarios.get(m.scenario);
+      if (!s) throw new CappyFailure(Code.SCENARIO_NOT_FOUND, `no scenario ${JSON.stringify(m.scenario)}`);
+      op.scenario = s.id;
+      op.params = resolveParameters(s, m.parameters);
+      checkPresentation(m.presentation, this.#has);
+      op.presentation = m.presentation || {};
+      op.framesRequest = this.#framesOf(m);
+      await this.#validate(op);
+    } catch (e) {
+      const f = failureOf(e, Code.INVALID_PARAMETERS);
+      this.#failed(m.op, f.code, f.message);
+      return;
+    }
+    this.#cur = op;
+    this.#send({ type: 'ready', op: op.id });
+  }
+
+  async #prepareReplay(m) {
+    if (!(await this.#admit(m.op))) return;
+    const op = new Op(this, m.op, 'replay');
+    try {
+      if (!this.#o.hooks.replay) throw new CappyFailure(Code.REPLAY_UNSUPPORTED, 'this game does not play replays');
+      checkPresentation(m.presentation, this.#has);
+      op.presentation = m.presentation || {};
+      op.framesRequest = this.#framesOf(m);
+      op.replay = await readReplay(m.replay);
+      op.replayInfo = { kind: m.replay.kind, format: m.replay.format, sha256: m.replay.sha256 };
+      await this.#validate(op);
+    } catch (e) {
+      const f = failureOf(e, Code.REPLAY_INVALID);
+      this.#failed(m.op, f.code, f.message);
+      return;
+    }
+    this.#cur = op;
+    this.#send({ type: 'ready', op: op.id });
+  }
+
+  async #recordStart(m) {
+    if (!(await this.#admit(m.op))) return;
+    if (!this.#o.hooks.record) { this.#failed(m.op, Code.CAPABILITY_MISSING, 'this game does not support freeform recording'); return; }
+    const op = new Op(this, m.op, 'recording');
+    try {
+      op.framesRequest = this.#framesOf(m);
+    } catch (e) {
+      const f = failureOf(e);
+      this.#failed(m.op, f.code, f.message);
+      return;
+    }
+    this.#cur = op;
+    this.#launch(op);
+  }
+
+  #start(id) {
+    const cur = this.#cur;
+    if (!id) { this.#log.warn('cappy: ignoring start without op'); return; }
+    if (!cur || cur.id !== id) { this.#failed(id, Code.OUT_OF_STATE, `operation ${id} is not prepared`); return; }
+    if (cur.launched) { this.#log.warn(`cappy: ignoring a repeated start of ${id}`); return; }
+    this.#launch(cur);
+  }
+
+  #cancel(id) {
+    const cur = this.#cur;
+    if (!cur || cur.id !== id) return;
+    cur.cancelled = true;
+    cur._abort('cancelled');
+    if (!cur.launched) { cur._finish(); this.#cur = null; }
+  }
+
+  /** Sends started and runs the operation. */
+  #launch(op) {
+    op.launched = true;
+    const h = this.#o.hooks;
+    let run;
+    try {
+      // The presentation is applied before started: started means the
+      // operation's clock runs as shown.
+      if (h.timeScale) h.timeScale(op.timeScale, op);
+      if (h.camera) h.camera(op.camera, op);
+      if (op.kind === 'scenario') {
+        const s = this.#scenarios.get(op.scenario);
+        run = () => s.run(op, op.params, op.presentation);
+      } else if (op.kind === 'replay') {
+        run = () => h.replay(op, op.replay, op.replayInfo);
+      } else {
+        run = () => h.record(op);
+      }
+    } catch (e) {
+      this.#end(op, { error: e });
+      return;
+    }
+    op.startedAt = clock();
+    if (!this.#send({ type: 'started', op: op.id })) { op._abort('disconnected'); this.#end(op, {}); return; }
+    if (op.framesRequest) this.#frames = new FrameStream(this, op, this.#frameSource, this.#log);
+    Promise.resolve()
+      .then(run)
+      .then((value) => this.#end(op, { value }), (error) => this.#end(op, { error }));
+  }
+
+  /** An error in the game's own code (a global error event) fails the running operation. */
+  #gameError(err) {
+    const op = this.#cur;
+    if (!op || !op.launched || op.closed) return;
+    this.#log.error('cappy: an error in the game during operation', op.id, err);
+    op._stop();
+    this.#end(op, { error: err });
+  }
+
+  async #end(op, { value, error }) {
+    if (op._finished) return;
+    const frames = this.#frames?.op === op ? this.#frames : null;
+    let out;
+    if (error === undefined && op.kind === 'recording') {
+      try {
+        if (value === undefined || value === null) throw new CappyFailure(Code.REPLAY_INVALID, 'the recording produced no replay');
+        const isPayload = isObject(value) && !(value instanceof Uint8Array) && !ArrayBuffer.isView(value) && 'data' in value;
+        out = { replay: isPayload ? await inlineReplay(value.data, value.format) : await inlineReplay(value) };
+      } catch (e) {
+        error = e;
+      }
+    }
+    if (frames) { frames.stop(); await frames.flush(); this.#frames = null; }
+    if (op._finished) return;
+    op._finish();
+    if (this.#cur === op) this.#cur = null;
+    if (op.signal.aborted) { this.#log.debug?.(`cappy: operation ${op.id} ended after ${op.signal.reason}`); return; }
+    if (error !== undefined) {
+      const f = failureOf(error);
+      if (f.code === Code.ADAPTER_ERROR) this.#log.error(`cappy: operation ${op.id} failed:`, error);
+      this.#failed(op.id, f.code, f.message);
+      return;
+    }
+    const m = { type: 'completed', op: op.id };
+    if (out?.replay) m.replay = out.replay;
+    if (op.summaryValue !== undefined) m.summary = op.summaryValue;
+    this.#send(m);
+  }
+
+  /** @internal */
+  extraFrame(op, reason) { if (this.#frames?.op === op) this.#frames.extra(reason); }
+}
+
+/**
+ * The frames of one operation: read at the asked rate (from drawn() for a
+ * canvas, from a timer for a capture function), encoded off the main loop
+ * where the platform allows, sent in order of their t.
+ */
+class FrameStream {
+  constructor(session, op, source, log) {
+    this.session = session;
+    this.op = op;
+    this.source = source;
+    this.log = log;
+    this.req = op.framesRequest;
+    this.interval = 1000 / this.req.fps;
+    this.next = 0; // presented ms the next frame is due
+    this.lastSent = -Infinity;
+    this.chain = Promise.resolve();
+    this.inFlight = 0;
+    this.dropped = 0;
+    this.wantExtra = null;
+    this.timer = null;
+    this.stopped = false;
+    if (source.capture) {
+      const tick = () => { if (!this.stopped) { this.capture(); this.timer = setTimeout(tick, this.interval); } };
+      this.timer = setTimeout(tick, 0);
+    }
+  }
+
+  stop() { this.stopped = true; clearTimeout(this.timer); }
+
+  flush() { return this.chain; }
+
+  extra(reason) {
+    const t = this.op.now();
+    if (t - this.lastSent < this.interval / 2) return; // within twice the asked rate
+    if (this.source.capture) this.capture(reason);
+    else this.wantExtra = reason || 'extra';
+  }
+
+  drawn() {
+    if (this.stopped || this.op.closed) return;
+    const t = this.op.now();
+    if (this.wantExtra !== null) { const r = this.wantExtra; this.wantExtra = null; this.capture(r); return; }
+    if (t >= this.next) this.capture();
+  }
+
+  capture(reason) {
+    if (this.stopped || this.op.closed) return;
+    const t = this.op.now();
+    if (!reason) this.next = Math.max(this.next + this.interval, t);
+    if (this.inFlight >= 2) { this.dropped++; return; } // the encoder is behind: never slow the game
+    this.inFlight++;
+    let encoded;
+    try {
+      encoded = this.source.capture ? Promise.resolve(this.source.capture({ maxWidth: this.req.maxWidth, formats: this.req.formats })) : encodeCanvas(this.source.canvas, this.req);
+    } catch (e) {
+      encoded = Promise.reject(e);
+    }
+    const p = encoded.then((f) => f && (f.data instanceof Uint8Array || typeof f.data === 'string') ? f : null, (e) => { this.log.warn('cappy: frame capture failed:', e?.message ?? e); return null; });
+    this.chain = this.chain.then(() => p).then((f) => {
+      this.inFlight--;
+      if (!f || this.op.closed) return;
+      this.send(t, f, reason);
+    });
+  }
+
+  send(t, f, reason) {
+    const bytes = typeof f.data === 'string' ? null : f.data;
+    const size = bytes ? bytes.length : Math.floor(f.data.length * 3 / 4);
+    if (!this.req.formats.includes(f.mime) || f.width > this.req.maxWidth || size > MAX_FRAME_BYTES || !(f.width > 0 && f.height > 0)) {
+      this.log.warn(`cappy: dropping a frame the controller would refuse (${f.mime} ${f.width}x${f.height}, ${size} bytes)`);
+      return;
+    }
+    const m = { type: 'frame', op: this.op.id, t: Math.max(t, this.lastSent === -Infinity ? 0 : this.lastSent), mime: f.mime, width: f.width, height: f.height, data: bytes ? toBase64(bytes) : f.data };
+    if (reason) m.reason = String(reason).slice(0, 128);
+    if (this.session.sendText(JSON.stringify(m))) this.lastSent = m.t;
+  }
+}
+
+let encoderWorker = null;
+let encoderSeq = 0;
+const encoderWaiting = new Map();
+
+/** A worker that encodes ImageBitmaps off the main thread, or null where the platform has none. */
+function worker() {
+  if (encoderWorker !== null) return encoderWorker;
+  encoderWorker = false;
+  try {
+    if (typeof Worker !== 'function' || typeof OffscreenCanvas !== 'function' || typeof Blob !== 'function') return false;
+    const src = `onmessage = async (e) => {
+      const { id, bitmap, type } = e.data;
+      try {
+        const c = new OffscreenCanvas(bitmap.width, bitmap.height);
+        c.getContext('2d').drawImage(bitmap, 0, 0);
+        bitmap.close();
+        const blob = await c.convertToBlob({ type, quality: 0.8 });
+        const buf = await blob.arrayBuffer();
+        postMessage({ id, type: blob.type, buf }, [buf]);
+      } catch (err) { postMessage({ id, error: String(err) }); }
+    };`;
+    const w = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
+    w.onmessage = (e) => {
+      const k = encoderWaiting.get(e.data.id);
+      encoderWaiting.delete(e.data.id);
+      if (k) e.data.error ? k.reject(new Error(e.data.error)) : k.resolve(e.data);
+    };
+    w.onerror = () => { encoderWorker = false; };
+    encoderWorker = w;
+  } catch {
+    encoderWorker = false;
+  }
+  return encoderWorker;
+}
+
+/**
+ * Reads a canvas now (the drawing buffer as it is: call right after a
+ * WebGL frame is drawn), scaled to maxWidth, and encodes it.
+ */
+async function encodeCanvas(canvas, req) {
+  const w0 = canvas.width, h0 = canvas.height;
+  if (!(w0 > 0 && h0 > 0)) return null;
+  const scale = Math.min(1, req.maxWidth / w0);
+  const w = Math.max(1, Math.floor(w0 * scale)), h = Math.max(1, Math.round(h0 * scale));
+  const type = req.formats.find((f) => f === 'image/jpeg' || f === 'image/png');
+  if (!type) return null;
+  // The synchronous read: a scaled copy taken in this task.
+  const small = typeof OffscreenCanvas === 'function' ? new OffscreenCanvas(w, h) : Object.assign(document.createElement('canvas'), { width: w, height: h });
+  const ctx = small.getContext('2d');
+  if (type === 'image/jpeg') { ctx.fillStyle = '#000'; ctx.fillRect(0, 0, w, h); }
+  ctx.drawImage(canvas, 0, 0, w, h);
+  const wk = worker();
+  let buf, mime;
+  if (wk && small.transferToImageBitmap) {
+    const bitmap = small.transferToImageBitmap();
+    const id = ++encoderSeq;
+    const res = await new Promise((resolve, reject) => {
+      encoderWaiting.set(id, { resolve, reject });
+      wk.postMessage({ id, bitmap, type }, [bitmap]);
+    });
+    buf = res.buf; mime = res.type;
+  } else {
+    const blob = small.convertToBlob ? await small.convertToBlob({ type, quality: 0.8 }) : await new Promise((r) => small.toBlob(r, type, 0.8));
+    buf = await blob.arrayBuffer(); mime = blob.type;
+  }
+  return { mime, width: w, height: h, data: new Uint8Array(buf) };
+}

@@ -1,0 +1,254 @@
+// The library against the real controller: crosscode-mcp as a stdio MCP
+// server, driven through its capture tools, with this library as the
+// game's adapter in this process.
+
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { Cappy, CappyFailure, RejectError, Code, Capability, sha256Hex } from '../cappy.js';
+import { startController, waitFor } from './controller.mjs';
+
+let ctl;
+const adapters = [];
+
+before(async () => { ctl = await startController(); });
+after(async () => { await ctl?.close(); });
+afterEach(async () => {
+  while (adapters.length) await adapters.pop().close();
+  await ctl.idle();
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A game on the library: scenarios and hooks as a test wants them. */
+function newGame(extra = {}) {
+  const seen = { timeScale: [], camera: [], replays: [], cancelled: [] };
+  const cappy = new Cappy({
+    endpoint: ctl.endpoint, token: ctl.token,
+    game: { id: 'js-test-game', name: 'JS Test Game' },
+    build: 'js-test 1',
+    cameras: ['follow', 'overview'],
+    hooks: {
+      timeScale: (s) => seen.timeScale.push(s),
+      camera: (c) => seen.camera.push(c),
+      async record(op) {
+        const inputs = [];
+        for (let i = 0; !op.isStopped; i++) {
+          inputs.push(i % 3);
+          op.emit('INPUT', { tick: i, input: i % 3 }, { simT: i * 50 });
+          await sleep(5);
+        }
+        op.summary({ ticks: inputs.length });
+        return { data: JSON.stringify({ format: 'js-test/v1', inputs }), format: 'js-test/v1' };
+      },
+      async replay(op, data, info) {
+        seen.replays.push({ sha: await sha256Hex(data), info });
+        const { inputs } = JSON.parse(new TextDecoder().decode(data));
+        inputs.forEach((input, i) => op.emit('INPUT', { tick: i, input }, { simT: i * 50 }));
+      },
+    },
+    ...extra,
+  });
+  cappy.scenario('count', {
+    name: 'Count',
+    description: 'Emits n ticks.',
+    parameters: {
+      n: { type: 'integer', minimum: 1, maximum: 100, default: 3, description: 'how many' },
+      mode: { type: 'string', enum: ['plain', 'fancy'], default: 'plain' },
+      loud: { type: 'boolean' },
+    },
+  }, async (op, params) => {
+    for (let i = 0; i < params.n; i++) op.emit('TICK', { i, mode: params.mode }, { simT: i * 10, durationMs: 5 });
+    op.summary({ ticks: params.n });
+  });
+  cappy.scenario('wait', { parameters: { ms: { type: 'integer', minimum: 0, maximum: 60000, required: true } } }, async (op, { ms }) => {
+    op.emit('WAITING', { ms });
+    await new Promise((resolve) => { const t = setTimeout(resolve, ms); op.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }); });
+    if (op.signal.aborted) {
+      seen.cancelled.push({ reason: op.signal.reason, emitAfter: op.emit('AFTER_CANCEL') });
+      return;
+    }
+    op.emit('WAITED', { ms });
+  });
+  cappy.scenario('throws', { parameters: { how: { type: 'string', enum: ['error', 'failure', 'sync', 'value'], required: true } } }, (op, { how }) => {
+    op.emit('ABOUT_TO_THROW');
+    if (how === 'sync') throw new RangeError('sync throw');
+    if (how === 'value') throw 'a string'; // eslint-disable-line no-throw-literal
+    return (async () => {
+      await sleep(10);
+      if (how === 'failure') throw new CappyFailure('BOSS_STUCK', 'the boss never spawned');
+      throw new Error('async throw');
+    })();
+  });
+  adapters.push(cappy);
+  return { cappy, seen };
+}
+
+async function connected(g) {
+  await g.cappy.connect();
+  await waitFor('the registry', async () => (await ctl.call('capture_status')).adapter);
+  return g;
+}
+
+test('handshake: hello names the adapter, game, build and capabilities', async () => {
+  const g = await connected(newGame());
+  const st = await ctl.call('capture_status');
+  assert.equal(st.adapter.name, 'crosscode-js-adapter');
+  assert.equal(st.adapter.game, 'js-test-game');
+  assert.equal(st.adapter.build, 'js-test 1');
+  assert.deepEqual(new Set(st.adapter.capabilities), new Set([Capability.SCENARIOS, Capability.FREEFORM_RECORDING, Capability.REPLAY, Capability.TIME_SCALE, Capability.ALTERNATE_CAMERAS]));
+  assert.equal(st.adapter.scenarios, 3);
+  assert.ok(g.cappy.connected);
+});
+
+test('handshake: a wrong token is a RejectError with its code', async () => {
+  const cappy = new Cappy({ endpoint: ctl.endpoint, token: 'wrong', game: { id: 'x' } });
+  adapters.push(cappy);
+  await assert.rejects(cappy.connect(), (e) => e instanceof RejectError && e.code === Code.UNAUTHENTICATED);
+});
+
+test('handshake: a second adapter is refused while one is connected', async () => {
+  await connected(newGame());
+  const second = new Cappy({ endpoint: ctl.endpoint, token: ctl.token, game: { id: 'y' } });
+  adapters.push(second);
+  await assert.rejects(second.connect(), (e) => e instanceof RejectError && e.code === Code.OPERATION_BUSY);
+});
+
+test('registry: typed parameters, and a scenario added later is sent again', async () => {
+  const g = await connected(newGame());
+  let sc = await ctl.call('list_scenarios');
+  assert.equal(sc.game, 'js-test-game');
+  const count = sc.scenarios.find((s) => s.id === 'count');
+  assert.deepEqual(count.parameters.n, { type: 'integer', minimum: 1, maximum: 100, default: 3, description: 'how many' });
+  assert.deepEqual(count.parameters.mode.enum, ['plain', 'fancy']);
+  assert.equal(count.parameters.loud.type, 'boolean');
+  assert.equal(sc.scenarios.find((s) => s.id === 'wait').parameters.ms.required, true);
+  g.cappy.scenario('late', { name: 'Late' }, (op) => { op.emit('LATE'); });
+  sc = await waitFor('the new registry', async () => {
+    const r = await ctl.call('list_scenarios');
+    return r.scenarios.some((s) => s.id === 'late') && r;
+  });
+  const run = await ctl.call('run_scenario', { scenario: 'late' });
+  assert.equal(run.status, 'completed');
+  assert.equal(run.timeline[0].event, 'LATE');
+});
+
+test('registry: bad scenario descriptions are refused at registration', () => {
+  const { cappy } = newGame();
+  assert.throws(() => cappy.scenario(' padded', {}, () => {}), TypeError);
+  assert.throws(() => cappy.scenario('p', { parameters: { x: { type: 'float' } } }, () => {}), TypeError);
+  assert.throws(() => cappy.scenario('p', { parameters: { x: { type: 'integer', minimum: 1, default: 0 } } }, () => {}), TypeError);
+  assert.throws(() => cappy.scenario('p', {}, 'not a function'), TypeError);
+});
+
+test('scenario: parameters with defaults, events in order, presented t', async () => {
+  const g = await connected(newGame());
+  const run = await ctl.call('run_scenario', { scenario: 'count', parameters: { n: 5 }, presentation: { timeScale: 0.5, camera: 'overview' } });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.equal(run.events, 5);
+  run.timeline.forEach((e, i) => {
+    assert.equal(e.event, 'TICK');
+    assert.equal(e.t, i * 20, 'simT 10*i shown at half speed');
+    assert.equal(e.durationMs, 5);
+    assert.deepEqual(e.payload, { i, mode: 'plain' });
+  });
+  assert.deepEqual(g.seen.timeScale, [0.5]);
+  assert.deepEqual(g.seen.camera, ['overview']);
+  // The next operation applies its own presentation: the defaults.
+  await ctl.call('run_scenario', { scenario: 'count', parameters: { n: 1, mode: 'fancy' } });
+  assert.deepEqual(g.seen.timeScale, [0.5, 1]);
+  assert.deepEqual(g.seen.camera, ['overview', undefined]);
+});
+
+test('scenario: an unknown camera fails with UNKNOWN_CAMERA before it runs', async () => {
+  await connected(newGame());
+  const r = await ctl.callRaw('run_scenario', { scenario: 'count', presentation: { camera: 'drone' } });
+  assert.equal(r.out.status, 'failed');
+  assert.equal(r.out.code, Code.UNKNOWN_CAMERA);
+  assert.equal(r.out.events, 0);
+});
+
+test('ping: answered while an operation is busy longer than the pong timeout', async () => {
+  await connected(newGame());
+  // The controller pings every 2 s and drops an adapter silent for 6 s.
+  const run = await ctl.call('run_scenario', { scenario: 'wait', parameters: { ms: 7500 } });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.deepEqual(run.timeline.map((e) => e.event), ['WAITING', 'WAITED']);
+  assert.ok(run.timeline[1].t >= 7500);
+});
+
+test('cancel: the game sees its signal aborted, emits nothing more, and the next operation runs', async () => {
+  const g = await connected(newGame());
+  const run = await ctl.call('run_scenario', { scenario: 'wait', parameters: { ms: 30000 }, waitSeconds: 1 });
+  assert.equal(run.status, 'running');
+  const c = await ctl.call('cancel_capture', { op: run.op });
+  assert.equal(c.status, 'cancelled');
+  await waitFor('the game to see the cancel', () => g.seen.cancelled.length === 1);
+  assert.deepEqual(g.seen.cancelled[0], { reason: 'cancelled', emitAfter: false });
+  const next = await ctl.call('run_scenario', { scenario: 'count', parameters: { n: 2 } });
+  assert.equal(next.status, 'completed');
+});
+
+test('stop: a recording ends with its replay and the SHA-256 of its data', async () => {
+  const g = await connected(newGame());
+  const rec = await ctl.call('start_recording');
+  assert.equal(rec.status, 'running');
+  await waitFor('some input', async () => (await ctl.call('capture_status')).active?.events >= 5);
+  const stopped = await ctl.call('stop_recording', { op: rec.op });
+  assert.equal(stopped.status, 'completed', JSON.stringify(stopped));
+  assert.equal(stopped.replay.format, 'js-test/v1');
+  assert.match(stopped.replay.sha256, /^[0-9a-f]{64}$/);
+
+  // The replay: the same bytes reach the game (checked against the
+  // SHA-256), and the events match, at another timeScale too.
+  for (const timeScale of [1, 0.5]) {
+    const rp = await ctl.call('replay', { op: rec.op, presentation: { timeScale } });
+    assert.equal(rp.status, 'completed', JSON.stringify(rp));
+    assert.equal(rp.divergence.identical, true, JSON.stringify(rp.divergence));
+    assert.equal(rp.divergence.compared, stopped.events);
+  }
+  assert.equal(g.seen.replays.length, 2);
+  assert.equal(g.seen.replays[0].sha, stopped.replay.sha256);
+  assert.equal(g.seen.replays[0].info.format, 'js-test/v1');
+});
+
+test('failed: what the game throws becomes failed with a code, never a hang', async () => {
+  await connected(newGame());
+  for (const [how, code, message] of [
+    ['error', Code.ADAPTER_ERROR, /Error: async throw/],
+    ['sync', Code.ADAPTER_ERROR, /RangeError: sync throw/],
+    ['value', Code.ADAPTER_ERROR, /a string/],
+    ['failure', 'BOSS_STUCK', /the boss never spawned/],
+  ]) {
+    const errors = [];
+    const orig = console.error;
+    console.error = (...a) => errors.push(a.join(' '));
+    let r;
+    try {
+      r = await ctl.callRaw('run_scenario', { scenario: 'throws', parameters: { how } });
+    } finally {
+      console.error = orig;
+    }
+    assert.equal(r.out.status, 'failed', how);
+    assert.equal(r.out.code, code, how);
+    assert.match(r.out.message, message, how);
+    assert.equal(r.out.timeline[0].event, 'ABOUT_TO_THROW');
+    if (code === Code.ADAPTER_ERROR) assert.ok(errors.length > 0, 'an unexpected throw is logged');
+  }
+});
+
+test('events: invalid events are refused by emit, not sent', async () => {
+  const g = await connected(newGame());
+  const got = [];
+  g.cappy.scenario('bad', {}, (op) => {
+    for (const f of [() => op.emit(''), () => op.emit('X', [1]), () => op.emit('X', {}, { t: -1 }), () => op.emit('X\u0001'), () => op.emit('X', {}, { durationMs: NaN })]) {
+      try { f(); got.push('sent'); } catch (e) { got.push(e instanceof TypeError ? 'refused' : String(e)); }
+    }
+    op.emit('LATER', {}, { t: 100 });
+    try { op.emit('EARLIER', {}, { t: 50 }); got.push('sent'); } catch { got.push('refused'); }
+  });
+  await waitFor('the registry', async () => (await ctl.call('list_scenarios')).scenarios.some((s) => s.id === 'bad'));
+  const run = await ctl.call('run_scenario', { scenario: 'bad' });
+  assert.equal(run.status, 'completed');
+  assert.deepEqual(got, Array(6).fill('refused'));
+  assert.deepEqual(run.timeline.map((e) => e.event), ['LATER']);
+});
