@@ -20,8 +20,9 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	// Store is the open database. The Server does not close it.
-	Store *store.Store
+	// Store is the open database (SQLite or PostgreSQL). The Server does
+	// not close it.
+	Store Store
 	// Retention, if positive, overrides every plan's history retention.
 	Retention time.Duration
 	// SweepEvery is how often retention runs. Default 1m.
@@ -39,7 +40,7 @@ const maxBatch = 512
 // Server serves the coordination API.
 type Server struct {
 	log        *slog.Logger // Config.Logger, or a discarding one
-	store      *store.Store // Config.Store
+	store      Store        // Config.Store
 	retention  time.Duration
 	sweepEvery time.Duration
 	ingester   *store.Ingester
@@ -69,8 +70,17 @@ func New(cfg Config) *Server {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{log: log, store: cfg.Store, retention: cfg.Retention, sweepEvery: cfg.SweepEvery, shutdown: make(chan struct{})}
-	s.broker = newBroker(log, cfg.QueueDepth, maxBatch, cfg.Store.Head)
-	s.ingester = cfg.Store.NewIngester(&store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
+	s.broker = newBroker(log, cfg.QueueDepth, maxBatch, func(ctx context.Context, ws string) (int64, error) {
+		heads, err := cfg.Store.Heads(ctx, []string{ws})
+		if err != nil {
+			return 0, err
+		}
+		if _, ok := heads[ws]; !ok {
+			return 0, fmt.Errorf("workspace %q: %w", ws, store.ErrNoWorkspace)
+		}
+		return heads[ws], nil
+	})
+	s.ingester = store.NewGroupIngester(cfg.Store.IngestBatch, &store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
 	s.mux = s.routes()
 	return s
 }

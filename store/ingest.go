@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -12,16 +11,6 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
-
-// kindCode stores a protocol.Kind as a small integer.
-func kindCode(k protocol.Kind) int {
-	for i, kk := range protocol.Kinds {
-		if kk == k {
-			return i + 1
-		}
-	}
-	return 0
-}
 
 // RuleError is an ingest refused by one of the protocol's rules
 // (ID_CONFLICT, CLIENT_SEQUENCE_REGRESSION, UNKNOWN_ENTITY): the client's
@@ -47,34 +36,6 @@ type Item struct {
 	hash [32]byte // its SHA-256
 }
 
-// prepare computes the item's canonical body and hash, off the writer's path.
-func (it *Item) prepare() error {
-	if it.body != nil {
-		return nil
-	}
-	body, err := encodeEnvelope(it.Envelope)
-	if err != nil {
-		return fmt.Errorf("encode envelope: %w", err)
-	}
-	it.body, it.hash = body, sha256.Sum256(body)
-	return nil
-}
-
-// prepareEarly is prepare for the callers that encode before taking the
-// writer: an item with NextSequence is encoded only once its
-// clientSequence is decided, inside the commit (see decide), so encoding
-// it earlier would be wasted.
-func (it *Item) prepareEarly() error {
-	if it.NextSequence {
-		return nil
-	}
-	return it.prepare()
-}
-
-// encodeEnvelope is (*protocol.Envelope).Canonical, through a variable so
-// that tests can count the encodings.
-var encodeEnvelope = (*protocol.Envelope).Canonical
-
 // Result is the outcome of one Item.
 type Result struct {
 	Receipt protocol.IngestReceipt
@@ -97,7 +58,7 @@ type Result struct {
 func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error) {
 	results := make([]Result, len(items))
 	for i := range items {
-		if err := items[i].prepareEarly(); err != nil {
+		if err := items[i].PrepareEarly(); err != nil {
 			results[i].Err = err
 		}
 	}
@@ -106,7 +67,7 @@ func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error)
 		return nil, fmt.Errorf("ingest: begin: %w", err)
 	}
 	defer tx.Rollback()
-	b := &batch{s: s, ctx: ctx, tx: tx, now: micros(time.Now()), ws: map[string]*wsState{}}
+	b := &batch{s: s, ctx: ctx, tx: tx, d: NewDecider(micros(time.Now()))}
 	if err := b.load(items, results); err != nil {
 		return nil, err
 	}
@@ -114,7 +75,7 @@ func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error)
 		if results[i].Err != nil {
 			continue
 		}
-		if results[i], err = b.decide(&items[i]); err != nil {
+		if results[i], err = b.d.Decide(&items[i], b.receipt); err != nil {
 			return nil, err
 		}
 	}
@@ -143,76 +104,28 @@ const (
 	selectReceiptSQL = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
 )
 
-type replicaKey struct {
-	ws      int64
-	replica string
-}
-
-type receiptKey struct {
-	replicaKey
-	clientSeq int64
-}
-
-type receiptRow struct {
-	id    string
-	seq   int64
-	ingUs int64
-	hash  [32]byte
-}
-
-// wsState is what a batch knows of one workspace.
-type wsState struct {
-	id     int64
-	head   int64
-	lastUs int64
-}
-
+// batch is one SQLite ingest transaction around a Decider.
 type batch struct {
 	s   *Store
 	ctx context.Context
 	tx  *sql.Tx
-	now int64
-
-	ws         map[string]*wsState
-	maxClient  map[replicaKey]int64      // highest clientSequence per replica, DB and batch
-	inBatch    map[receiptKey]receiptRow // receipts written by this batch
-	entityKind map[replicaKey]int        // (ws, id) -> kind, for ids the batch touches; 0 = none
-	ops        []any                     // rows for the ops insert
-	receipts   []any                     // rows for the receipts insert
-	entities   []any                     // rows for the entities insert
+	d   *Decider
 }
 
 // load resolves the batch's workspaces and reads, set-wise, each replica's
 // highest clientSequence and the kinds of the ids the batch names.
 func (b *batch) load(items []Item, results []Result) error {
-	b.maxClient = map[replicaKey]int64{}
-	b.inBatch = map[receiptKey]receiptRow{}
-	b.entityKind = map[replicaKey]int{}
-	replicas := map[int64][]string{}
-	ids := map[int64][]string{}
 	for i, it := range items {
 		if results[i].Err != nil {
 			continue
 		}
-		st, err := b.workspace(it.Workspace)
-		if errors.Is(err, ErrNoWorkspace) {
+		if err := b.workspace(it.Workspace); errors.Is(err, ErrNoWorkspace) {
 			results[i].Err = fmt.Errorf("workspace %q: %w", it.Workspace, ErrNoWorkspace)
-			continue
-		}
-		if err != nil {
+		} else if err != nil {
 			return err
 		}
-		rk := replicaKey{st.id, it.Envelope.ReplicaID}
-		if _, ok := b.maxClient[rk]; !ok {
-			b.maxClient[rk] = -1
-			replicas[st.id] = append(replicas[st.id], rk.replica)
-		}
-		ek := replicaKey{st.id, it.Envelope.ID}
-		if _, ok := b.entityKind[ek]; !ok {
-			b.entityKind[ek] = 0
-			ids[st.id] = append(ids[st.id], ek.replica)
-		}
 	}
+	replicas, ids := b.d.Keys(items, results)
 	for ws, names := range replicas {
 		arg, _ := json.Marshal(names)
 		rows, err := b.s.txQuery(b.ctx, b.tx, selectReplicasSQL, ws, string(arg))
@@ -227,7 +140,7 @@ func (b *batch) load(items []Item, results []Result) error {
 				return fmt.Errorf("ingest: read replicas: %w", err)
 			}
 			if highest.Valid {
-				b.maxClient[replicaKey{ws, name}] = highest.Int64
+				b.d.MaxClient[ReplicaKey{ws, name}] = highest.Int64
 			}
 		}
 		if err := rows.Close(); err != nil {
@@ -247,7 +160,7 @@ func (b *batch) load(items []Item, results []Result) error {
 				rows.Close()
 				return fmt.Errorf("ingest: read entities: %w", err)
 			}
-			b.entityKind[replicaKey{ws, id}] = kind
+			b.d.EntityKind[ReplicaKey{ws, id}] = kind
 		}
 		if err := rows.Close(); err != nil {
 			return fmt.Errorf("ingest: read entities: %w", err)
@@ -256,106 +169,35 @@ func (b *batch) load(items []Item, results []Result) error {
 	return nil
 }
 
-func (b *batch) workspace(name string) (*wsState, error) {
-	if st, ok := b.ws[name]; ok {
-		return st, nil
+// workspace loads one workspace of the batch into the decider.
+func (b *batch) workspace(name string) error {
+	if _, ok := b.d.WS[name]; ok {
+		return nil
 	}
 	id, err := b.s.workspaceID(b.ctx, b.tx, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	st := &wsState{id: id}
 	var retained, retainedUs, last, lastUs int64
 	if err := b.s.txQueryRow(b.ctx, b.tx, selectHeadSQL, opID(id, 0), opID(id+1, 0), id).Scan(&retained, &retainedUs, &last, &lastUs); err != nil {
-		return nil, fmt.Errorf("ingest: read head: %w", err)
+		return fmt.Errorf("ingest: read head: %w", err)
 	}
-	st.head, st.lastUs = max(retained, opSeq(last)), max(retainedUs, lastUs)
-	b.ws[name] = st
-	return st, nil
+	b.d.SetWorkspace(name, WSState{ID: id, Head: max(retained, opSeq(last)), LastUs: max(retainedUs, lastUs)})
+	return nil
 }
 
-// decide applies the rules of spec section 4 to one item, in order.
-func (b *batch) decide(it *Item) (Result, error) {
-	e := it.Envelope
-	st := b.ws[it.Workspace]
-	rk := replicaKey{st.id, e.ReplicaID}
-
-	if it.NextSequence {
-		e.ClientSequence = max(b.maxClient[rk], 0) + 1
-		it.body = nil
-		if err := it.prepare(); err != nil {
-			return Result{Err: err}, nil
-		}
-	}
-	// Rules 1 and 2: (replicaId, clientSequence) identifies an envelope for ever.
-	if highest := b.maxClient[rk]; e.ClientSequence <= highest {
-		old, found, err := b.receipt(receiptKey{rk, e.ClientSequence})
-		switch {
-		case err != nil:
-			return Result{}, err
-		case !found:
-			return refuse(protocol.CodeClientSequenceRegression,
-				"clientSequence %d is not above replica %q's highest ingested clientSequence %d", e.ClientSequence, e.ReplicaID, highest)
-		case old.hash == it.hash:
-			return Result{Receipt: protocol.IngestReceipt{ID: old.id, ServerSequence: old.seq, IngestedAt: fromMicros(old.ingUs), Duplicate: true}}, nil
-		case old.id == e.ID:
-			return refuse(protocol.CodeIDConflict,
-				"replica %q already sent clientSequence %d for id %q with other content (serverSequence %d); a changed envelope needs a new clientSequence",
-				e.ReplicaID, e.ClientSequence, old.id, old.seq)
-		default:
-			return refuse(protocol.CodeClientSequenceRegression,
-				"replica %q already used clientSequence %d for id %q; clientSequence values are never reused", e.ReplicaID, e.ClientSequence, old.id)
-		}
-	}
-
-	// Rule 3: opening events need a new id; changing events an existing one of their kind.
-	ek := replicaKey{st.id, e.ID}
-	kind, existing := kindCode(e.Type.Kind()), b.entityKind[ek]
-	switch {
-	case e.Type.Opens() && existing != 0:
-		return refuse(protocol.CodeIDConflict, "%s: id %q already exists (a %s); opening events need a new id", e.Type, e.ID, protocol.Kinds[existing-1])
-	case !e.Type.Opens() && existing != kind:
-		return refuse(protocol.CodeUnknownEntity, "%s: no %s with id %q exists in this workspace", e.Type, e.Type.Kind(), e.ID)
-	}
-
-	seq := st.head + 1
-	ingUs := max(b.now, st.lastUs) // ingestedAt never goes back, even if the clock does
-	st.head, st.lastUs = seq, ingUs
-	b.maxClient[rk] = e.ClientSequence
-	b.inBatch[receiptKey{rk, e.ClientSequence}] = receiptRow{id: e.ID, seq: seq, ingUs: ingUs, hash: it.hash}
-	if e.Type.Opens() {
-		b.entityKind[ek] = kind
-		b.entities = append(b.entities, st.id, e.ID, kind)
-	}
-	b.ops = append(b.ops, opID(st.id, seq), kind, ingUs, it.body)
-	b.receipts = append(b.receipts, st.id, e.ReplicaID, e.ClientSequence, e.ID, seq, ingUs, it.hash[:])
-
-	logged := *e
-	at := fromMicros(ingUs)
-	logged.ServerSequence, logged.IngestedAt = seq, &at
-	return Result{Receipt: protocol.IngestReceipt{ID: e.ID, ServerSequence: seq, IngestedAt: at}, Logged: &logged}, nil
-}
-
-func refuse(code protocol.ErrorCode, format string, args ...any) (Result, error) {
-	return Result{Err: &RuleError{Code: code, Message: fmt.Sprintf(format, args...)}}, nil
-}
-
-// receipt finds the receipt of an exact (replica, clientSequence): the
-// rare path of retries and conflicts.
-func (b *batch) receipt(k receiptKey) (receiptRow, bool, error) {
-	if r, ok := b.inBatch[k]; ok {
-		return r, true, nil
-	}
-	var r receiptRow
+// receipt reads one stored receipt (the Decider's ReceiptLookup).
+func (b *batch) receipt(ws int64, replica string, clientSeq int64) (ReceiptRow, bool, error) {
+	r := ReceiptRow{WS: ws, Replica: replica, ClientSeq: clientSeq}
 	var hash []byte
-	err := b.s.txQueryRow(b.ctx, b.tx, selectReceiptSQL, k.ws, k.replica, k.clientSeq).Scan(&r.id, &r.seq, &r.ingUs, &hash)
+	err := b.s.txQueryRow(b.ctx, b.tx, selectReceiptSQL, ws, replica, clientSeq).Scan(&r.ID, &r.Seq, &r.IngestedUs, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
 	if err != nil {
 		return r, false, fmt.Errorf("ingest: read receipt: %w", err)
 	}
-	copy(r.hash[:], hash)
+	copy(r.Hash[:], hash)
 	return r, true, nil
 }
 
@@ -366,26 +208,40 @@ func (b *batch) project(items []Item, results []Result) error {
 		if r.Logged == nil {
 			continue
 		}
-		ws := b.ws[items[i].Workspace].id
+		ws := b.d.WS[items[i].Workspace].ID
 		if have[ws] == nil {
 			have[ws] = map[int64]*protocol.Envelope{}
 		}
 		have[ws][r.Logged.ServerSequence] = r.Logged
 	}
-	for _, st := range b.ws {
-		if err := b.s.projectThrough(b.ctx, b.tx, st.id, st.head, have[st.id]); err != nil {
+	for _, st := range b.d.WS {
+		if err := b.s.projectThrough(b.ctx, b.tx, st.ID, st.Head, have[st.ID]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// flush writes the batch's rows with multi-row inserts.
+// flush writes the decider's rows with multi-row inserts.
 func (b *batch) flush() error {
+	d := b.d
+	ops := make([]any, 0, 4*len(d.Ops))
+	for _, o := range d.Ops {
+		ops = append(ops, opID(o.WS, o.Seq), o.Kind, o.IngestedUs, o.Body)
+	}
+	receipts := make([]any, 0, 7*len(d.Receipts))
+	for i := range d.Receipts {
+		r := &d.Receipts[i]
+		receipts = append(receipts, r.WS, r.Replica, r.ClientSeq, r.ID, r.Seq, r.IngestedUs, r.Hash[:])
+	}
+	entities := make([]any, 0, 3*len(d.Entities))
+	for _, e := range d.Entities {
+		entities = append(entities, e.WS, e.ID, e.Kind)
+	}
 	for _, w := range [...]struct {
 		table int
 		rows  []any
-	}{{insOps, b.ops}, {insReceipts, b.receipts}, {insEntities, b.entities}} {
+	}{{insOps, ops}, {insReceipts, receipts}, {insEntities, entities}} {
 		if err := b.s.insertRows(b.ctx, b.tx, w.table, w.rows); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}

@@ -37,7 +37,7 @@ type IngesterOptions struct {
 // callers; a lone caller commits on its own goroutine with no hand-off.
 // Every answer is given after its envelope is durable.
 type Ingester struct {
-	s        *Store
+	commit   BatchFunc
 	maxBatch int
 	wait     time.Duration
 	onCommit func([]*protocol.Envelope)
@@ -65,9 +65,21 @@ type pending struct {
 	wake chan struct{} // lead role or answer
 }
 
+// BatchFunc commits a batch of items in one durable transaction, deciding
+// each in order (as (*Store).IngestBatch does); the error is for the
+// database only, and then none of the batch was committed, or the outcome
+// is unknown: it is never acknowledged.
+type BatchFunc func(ctx context.Context, items []Item) ([]Result, error)
+
 // NewIngester returns an ingester over s. Close it before closing s.
 func (s *Store) NewIngester(opts *IngesterOptions) *Ingester {
-	in := &Ingester{s: s, maxBatch: 512, wait: minGather, adaptive: true, target: 1, arrived: make(chan struct{}, 1)}
+	return NewGroupIngester(s.IngestBatch, opts)
+}
+
+// NewGroupIngester returns an ingester whose commits go through commit:
+// the group commit of any store.
+func NewGroupIngester(commit BatchFunc, opts *IngesterOptions) *Ingester {
+	in := &Ingester{commit: commit, maxBatch: 512, wait: minGather, adaptive: true, target: 1, arrived: make(chan struct{}, 1)}
 	if opts != nil {
 		if opts.MaxBatch > 0 {
 			in.maxBatch = opts.MaxBatch
@@ -93,7 +105,7 @@ func (in *Ingester) IngestItem(ctx context.Context, it Item) (Result, error) {
 	p := &pending{item: it, wake: make(chan struct{}, 1)}
 	// Encoding and hashing happen before the queue, in parallel (for a
 	// NextSequence item, in the commit: its clientSequence is not known yet).
-	if err := p.item.prepareEarly(); err != nil {
+	if err := p.item.PrepareEarly(); err != nil {
 		return Result{Err: err}, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -147,7 +159,7 @@ func (in *Ingester) commitBatch() {
 		items[i] = p.item
 	}
 	start := time.Now()
-	results, err := in.s.IngestBatch(context.Background(), items)
+	results, err := in.commit(context.Background(), items)
 	took := time.Since(start)
 	in.busy.Add(int64(took))
 	in.batches.Add(1)

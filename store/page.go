@@ -158,3 +158,20 @@ func (s *Store) Head(ctx context.Context, workspace string) (int64, error) {
 	}
 	return ws.Head, nil
 }
+
+// Heads returns the highest assigned serverSequence of each named
+// workspace that exists (the others are left out).
+func (s *Store) Heads(ctx context.Context, workspaces []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(workspaces))
+	for _, name := range workspaces {
+		ws, err := s.Workspace(ctx, name)
+		if errors.Is(err, ErrNoWorkspace) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("heads: %w", err)
+		}
+		out[name] = ws.Head
+	}
+	return out, nil
+}
