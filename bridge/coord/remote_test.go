@@ -20,7 +20,7 @@ import (
 func serveHub(t *testing.T, cfg hub.Config) (url, token string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st := cfg.Store
+	st, _ := cfg.Store.(*store.Store)
 	if st == nil {
 		var err error
 		if st, err = store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil); err != nil {
