@@ -26,12 +26,31 @@ type Capture struct {
 	ReplaySHA    string          `json:"replaySha256,omitempty"`
 	ReplayOf     string          `json:"replayOf,omitempty"`
 	Events       int64           `json:"events"`
+	LastSeq      int64           `json:"lastSeq"` // the last receipt (events and frames share seq)
 	LastT        float64         `json:"lastT"`
 	CreatedAt    time.Time       `json:"createdAt"`
 	StartedAt    *time.Time      `json:"startedAt,omitempty"`
 	EndedAt      *time.Time      `json:"endedAt,omitempty"`
 	Summary      json.RawMessage `json:"summary,omitempty"`
+	// Frames: what was asked (JSON of a protocol.FramesRequest, or empty),
+	// how many were kept and their bytes, and what was dropped.
+	FramesRequest json.RawMessage `json:"framesRequest,omitempty"`
+	Frames        int64           `json:"frames"`
+	FrameBytes    int64           `json:"frameBytes"`
+	FramesDropped FrameDrops      `json:"framesDropped"`
 }
+
+// FrameDrops counts the frames a controller dropped, by why: over the
+// asked rate, over the operation's byte budget, or because the disk was
+// behind (frames never slow events down).
+type FrameDrops struct {
+	Rate   int64 `json:"rate,omitempty"`
+	Budget int64 `json:"budget,omitempty"`
+	Slow   int64 `json:"slow,omitempty"`
+}
+
+// Total is every dropped frame.
+func (d FrameDrops) Total() int64 { return d.Rate + d.Budget + d.Slow }
 
 // CaptureEvent is one event of a capture.
 type CaptureEvent struct {
@@ -46,8 +65,8 @@ type CaptureEvent struct {
 // CreateCapture records a new operation.
 func (s *Store) CreateCapture(ctx context.Context, c *Capture) error {
 	params, pres := orJSON(c.Parameters, "{}"), orJSON(c.Presentation, "{}")
-	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt))
+	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest))
 	if err != nil {
 		return fmt.Errorf("create capture: %w", err)
 	}
@@ -70,6 +89,8 @@ type CaptureUpdate struct {
 	EndedAt   time.Time
 	ReplaySHA string
 	Summary   json.RawMessage
+	// FramesDropped, when set, replaces the capture's drop counts.
+	FramesDropped *FrameDrops
 }
 
 // UpdateCapture applies u.
@@ -97,6 +118,9 @@ func (s *Store) UpdateCapture(ctx context.Context, op string, u CaptureUpdate) e
 	if len(u.Summary) > 0 {
 		add("summary", string(u.Summary))
 	}
+	if u.FramesDropped != nil {
+		add("frames_dropped", string(mustJSON(u.FramesDropped)))
+	}
 	if len(sets) == 0 {
 		return nil
 	}
@@ -109,7 +133,7 @@ func (s *Store) UpdateCapture(ctx context.Context, op string, u CaptureUpdate) e
 
 // The statements AppendEvents runs besides the capture_events inserts,
 // prepared on the writer at Open (see writerStatements).
-const updCaptureProgress = "UPDATE captures SET events = ?, last_t = ? WHERE op = ?"
+const updCaptureProgress = "UPDATE captures SET events = events + ?, last_seq = ?, last_t = ? WHERE op = ?"
 
 var captureStatements = []string{updCaptureProgress}
 
@@ -149,21 +173,29 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 		rest = rest[n:]
 	}
 	last := events[len(events)-1]
-	if _, err := s.txExec(ctx, tx, updCaptureProgress, last.Seq, last.T, op); err != nil {
+	if _, err := s.txExec(ctx, tx, updCaptureProgress, len(events), last.Seq, last.T, op); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
 	return tx.Commit()
 }
 
-const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_t, created_us, started_us, ended_us, summary"
+const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped"
 
 func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
 	var c Capture
-	var params, pres, summary string
+	var params, pres, summary, framesReq, drops string
 	var created, started, ended int64
 	if err := row.Scan(&c.Op, &c.Kind, &c.Scenario, &params, &pres, &c.Status, &c.Code, &c.Message, &c.Game, &c.Adapter, &c.Build,
-		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastT, &created, &started, &ended, &summary); err != nil {
+		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops); err != nil {
 		return nil, err
+	}
+	if framesReq != "" {
+		c.FramesRequest = json.RawMessage(framesReq)
+	}
+	if drops != "" {
+		if err := json.Unmarshal([]byte(drops), &c.FramesDropped); err != nil {
+			return nil, fmt.Errorf("capture %s: frames_dropped: %w", c.Op, err)
+		}
 	}
 	c.Parameters, c.Presentation = json.RawMessage(params), json.RawMessage(pres)
 	if summary != "" {
@@ -251,24 +283,33 @@ func (s *Store) Events(ctx context.Context, q EventQuery) ([]CaptureEvent, error
 	defer rows.Close()
 	var out []CaptureEvent
 	for rows.Next() {
-		var e CaptureEvent
-		var dur sql.NullFloat64
-		var payload []byte
-		var us int64
-		if err := rows.Scan(&e.Seq, &e.T, &e.Event, &dur, &payload, &us); err != nil {
+		e, err := scanEvent(rows)
+		if err != nil {
 			return nil, fmt.Errorf("events: %w", err)
 		}
-		if dur.Valid {
-			d := dur.Float64
-			e.DurationMs = &d
-		}
-		if len(payload) > 0 {
-			e.Payload = json.RawMessage(payload)
-		}
-		e.ReceivedAt = fromMicros(us)
-		out = append(out, e)
+		out = append(out, *e)
 	}
 	return out, rows.Err()
+}
+
+// scanEvent reads seq, t, event, duration_ms, payload, received_us.
+func scanEvent(row interface{ Scan(...any) error }) (*CaptureEvent, error) {
+	var e CaptureEvent
+	var dur sql.NullFloat64
+	var payload []byte
+	var us int64
+	if err := row.Scan(&e.Seq, &e.T, &e.Event, &dur, &payload, &us); err != nil {
+		return nil, err
+	}
+	if dur.Valid {
+		d := dur.Float64
+		e.DurationMs = &d
+	}
+	if len(payload) > 0 {
+		e.Payload = json.RawMessage(payload)
+	}
+	e.ReceivedAt = fromMicros(us)
+	return &e, nil
 }
 
 // Replay is a stored replay payload.

@@ -561,6 +561,32 @@ CREATE INDEX proj_by_status ON proj (ws, kind, status, created_seq);
 CREATE INDEX proj_by_target ON proj (ws, kind, target, status);
 CREATE INDEX proj_by_created ON proj (ws, kind, created_seq);
 `,
+	// 5: frames (what the agent sees): an index of each operation's frames,
+	// whose images are files beside the capture store, and per capture the
+	// frames asked for, kept and dropped. seq is shared with the events
+	// (receipt order), so events counts events and last_seq the receipts.
+	`
+ALTER TABLE captures ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE captures SET last_seq = events;
+ALTER TABLE captures ADD COLUMN frames_request TEXT NOT NULL DEFAULT ''; -- JSON, the frames asked for
+ALTER TABLE captures ADD COLUMN frames INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE captures ADD COLUMN frame_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE captures ADD COLUMN frames_dropped TEXT NOT NULL DEFAULT ''; -- JSON {"rate","budget","slow"}
+CREATE TABLE capture_frames (
+	op          TEXT NOT NULL,
+	seq         INTEGER NOT NULL, -- receipt order, shared with the op's events
+	t           REAL NOT NULL,
+	mime        TEXT NOT NULL,
+	width       INTEGER NOT NULL,
+	height      INTEGER NOT NULL,
+	bytes       INTEGER NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	file        TEXT NOT NULL, -- relative to the frame directory
+	received_us INTEGER NOT NULL,
+	PRIMARY KEY (op, seq)
+) WITHOUT ROWID;
+CREATE INDEX capture_frames_by_t ON capture_frames (op, t);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

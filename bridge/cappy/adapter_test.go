@@ -29,6 +29,7 @@ type env struct {
 	ctrl      *Controller
 	st        *store.Store
 	replayDir string
+	frameDir  string
 }
 
 // newEnv starts a controller with short, test-friendly timeouts; mod may
@@ -56,7 +57,7 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { ctrl.Close() })
-	return &env{ctrl: ctrl, st: st, replayDir: cfg.ReplayDir}
+	return &env{ctrl: ctrl, st: st, replayDir: cfg.ReplayDir, frameDir: ctrl.cfg.FrameDir}
 }
 
 // msg is one message the controller sent the adapter.

@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,12 @@ type Config struct {
 	Store *store.Store
 	// ReplayDir is the content-addressed replay store. Required.
 	ReplayDir string
+	// FrameDir holds the frames' images, a directory per operation.
+	// Default: "frames" beside ReplayDir.
+	FrameDir string
+	// FrameBudget is the most frame bytes one operation keeps (default
+	// DefaultFrameBudget); frames past it are dropped and counted.
+	FrameBudget int64
 	// Logger receives logs. Default: discard.
 	Logger *slog.Logger
 	// Version is reported in welcome.
@@ -70,6 +77,7 @@ const DefaultMaxReplayBytes = 1 << 30
 type testHooks struct {
 	published     func(*Operation) // Start made the operation active, before its capture is stored
 	storingReplay func()           // a recording's replay is about to be stored
+	writingFrame  func()           // the frame writer is about to write a frame's file
 }
 
 // Error is a failure an agent can act on, with its protocol code.
@@ -130,6 +138,12 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.MaxReplayBytes <= 0 {
 		cfg.MaxReplayBytes = DefaultMaxReplayBytes
+	}
+	if cfg.FrameDir == "" {
+		cfg.FrameDir = filepath.Join(filepath.Dir(cfg.ReplayDir), "frames")
+	}
+	if cfg.FrameBudget <= 0 {
+		cfg.FrameBudget = DefaultFrameBudget
 	}
 	if cfg.Token == "" {
 		var b [24]byte
@@ -456,8 +470,8 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 			c.violation(ctx, a, opOf(data), protocol.CappyInvalidMessage, err.Error())
 			continue
 		}
-		if msg.Pong != nil || msg.Event != nil {
-			c.handle(ctx, a, msg) // the hot path; an event pauses only to store
+		if msg.Pong != nil || msg.Event != nil || msg.Frame != nil {
+			c.handle(ctx, a, msg) // the hot path; an event pauses only to store, a frame never
 			continue
 		}
 		a.paused(func() { c.handle(ctx, a, msg) })

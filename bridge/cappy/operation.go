@@ -52,7 +52,8 @@ type Operation struct {
 	mu        sync.Mutex
 	status    string
 	started   time.Time
-	seq       int64
+	seq       int64 // receipts: events and frames share it
+	events    int64
 	lastT     float64
 	pending   []store.CaptureEvent // not yet stored
 	listeners map[int]func(store.CaptureEvent)
@@ -65,6 +66,7 @@ type Operation struct {
 	kick      chan struct{} // wakes the flusher
 	stateMu   sync.Mutex    // orders status changes with their store writes
 	aborted   *outcome      // set by Cancel or a timeout before it tells the adapter
+	frames    frameState    // guarded by mu
 }
 
 type outcome struct {
@@ -94,12 +96,20 @@ type Outcome struct {
 func (o *Operation) Status() Outcome {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := Outcome{Op: o.ID, Kind: o.Kind, Status: o.status, Code: o.out.code, Message: o.out.message, Events: o.seq, LastT: o.lastT,
+	out := Outcome{Op: o.ID, Kind: o.Kind, Status: o.status, Code: o.out.code, Message: o.out.message, Events: o.events, LastT: o.lastT,
 		Replay: o.out.replay, Summary: o.out.summary, Started: o.started, Scenario: o.Scenario, TimeScale: o.Presentation.TimeScale()}
 	if !o.started.IsZero() {
 		out.Duration = time.Since(o.started)
 	}
 	return out
+}
+
+// FramesAsked is the frames request the adapter was sent, or nil (none
+// asked, or the adapter does not send frames).
+func (o *Operation) FramesAsked() *protocol.FramesRequest {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.frames.req
 }
 
 // Done is closed when the operation ends.
@@ -152,6 +162,10 @@ const eventBuffer = 2048
 func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m *protocol.AdapterMessage) {
 	if m.Event != nil {
 		o.event(ctx, c, a, m.Event)
+		return
+	}
+	if m.Frame != nil {
+		o.frame(ctx, c, a, m.Frame)
 		return
 	}
 	o.mu.Lock()
@@ -245,6 +259,7 @@ func (o *Operation) event(ctx context.Context, c *Controller, a *adapterConn, e 
 		return
 	}
 	o.seq++
+	o.events++
 	ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: now}
 	o.lastT = e.T
 	o.pending = append(o.pending, ce)
@@ -335,7 +350,8 @@ func (c *Controller) finish(o *Operation, out outcome) {
 	o.mu.Unlock()
 	ctx := context.Background()
 	c.flush(ctx, o)
-	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now(), Summary: out.summary}
+	drops := o.endFrames()
+	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now(), Summary: out.summary, FramesDropped: drops}
 	if out.replay != nil {
 		u.ReplaySHA = out.replay.SHA256
 	}
@@ -372,6 +388,9 @@ type Request struct {
 	Replay       *store.Replay // for replays
 	ReplayOf     string        // the recording a replay replays
 	Timeout      time.Duration // default 10 minutes
+	// Frames asks for frames; it reaches the adapter only if it
+	// advertised protocol.CapFrames (see Operation.FramesAsked).
+	Frames *protocol.FramesRequest
 	// OnEvent, if set, listens from the first event on (see Operation.Listen).
 	OnEvent func(store.CaptureEvent)
 }
@@ -404,6 +423,15 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	if err := o.Presentation.Check(a.hello.HasCapability); err != nil {
 		return nil, codedError(err)
 	}
+	var frames *protocol.FramesRequest
+	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) {
+		if err := r.Frames.Validate(); err != nil {
+			return nil, errorf(protocol.CappyInvalidParameters, "%v", err)
+		}
+		fr := *r.Frames
+		fr.Formats = slices.Clone(fr.Formats)
+		frames = &fr
+	}
 	var first any
 	switch r.Kind {
 	case KindScenario:
@@ -429,13 +457,13 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 			return nil, errorf(protocol.CappyInvalidParameters, "%v", err)
 		}
 		o.Parameters = params
-		first = protocol.PrepareScenario{Type: "prepare_scenario", Op: o.ID, Scenario: sc.ID, Parameters: params, Presentation: presentationOrNil(o.Presentation)}
+		first = protocol.PrepareScenario{Type: "prepare_scenario", Op: o.ID, Scenario: sc.ID, Parameters: params, Presentation: presentationOrNil(o.Presentation), Frames: frames}
 		o.status = StatusPreparing
 	case KindRecording:
 		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
 			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
 		}
-		first = protocol.RecordStart{Type: "record_start", Op: o.ID}
+		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames}
 		o.status = StatusStarting
 	case KindReplay:
 		if !a.hello.HasCapability(protocol.CapReplay) {
@@ -445,7 +473,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation)}
+		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation), Frames: frames}
 		o.status = StatusPreparing
 	default:
 		return nil, fmt.Errorf("cappy: unknown operation kind %q", r.Kind)
@@ -456,6 +484,9 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created}
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
+	}
+	if frames != nil {
+		capt.FramesRequest, _ = json.Marshal(frames)
 	}
 	// Published as active and stored under stateMu: whoever finishes the
 	// operation (a cancel, a disconnect, Close) does so once its capture
@@ -497,6 +528,9 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.timer = time.AfterFunc(timeout, func() {
 			c.abort(o, StatusFailed, protocol.CappyOperationTimeout, fmt.Sprintf("the operation outlived its timeout of %s", timeout))
 		})
+		if frames != nil {
+			c.startFrames(o, frames)
+		}
 	}
 	o.mu.Unlock()
 	if over {

@@ -189,16 +189,14 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The last ones: events and frames share seq, so they are read from
+	// the end, not by seq arithmetic.
 	var last []store.CaptureEvent
-	if c.Events > 2*timelineHalf {
-		if last, err = st.Events(ctx, store.EventQuery{Op: op, AfterSeq: c.Events - timelineHalf, Limit: timelineHalf}); err != nil {
+	if rest := c.Events - int64(len(first)); rest > 0 {
+		if last, err = st.LastEvents(ctx, op, int(min(rest, timelineHalf))); err != nil {
 			return nil, err
 		}
-		v.Omitted = c.Events - int64(len(first)) - int64(len(last))
-	} else if c.Events > int64(len(first)) {
-		if last, err = st.Events(ctx, store.EventQuery{Op: op, AfterSeq: int64(len(first)), Limit: timelineHalf}); err != nil {
-			return nil, err
-		}
+		v.Omitted = rest - int64(len(last))
 	}
 	// Large payloads: fewer events from each end, the rest omitted.
 	head, cut := tools.Fit(eventViews(first), timelineBudget/2)
