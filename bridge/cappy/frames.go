@@ -21,8 +21,8 @@ const DefaultFrameBudget = 256 << 20
 // drops frames instead of slowing the events down: the reader hands a
 // frame over without waiting, and a full queue drops it.
 const (
-	frameQueue      = 32               // frames waiting for the disk
-	frameBatch      = 32               // index rows per commit
+	frameQueue      = 32 // frames waiting for the disk
+	frameBatch      = 32 // index rows per commit
 	frameBatchEvery = 100 * time.Millisecond
 )
 
