@@ -1,0 +1,130 @@
+package visual
+
+import (
+	"fmt"
+	"image"
+	"image/draw"
+)
+
+// SignatureWidth is the width of a Signature's grid.
+const SignatureWidth = 64
+
+// DefaultDiffThreshold is a Diff above which two frames are told apart: it
+// sits between what re-encoding and small sprite moves give and what a
+// colour change of a large area gives (see TestDiffCases for the figures).
+const DefaultDiffThreshold = 0.02
+
+// Signature is a frame reduced for comparison: its luma and chroma
+// area-averaged to a grid SignatureWidth wide (the height keeps the
+// aspect), so that JPEG noise and one-pixel shifts matter little.
+type Signature struct {
+	W, H int
+	// Pix holds three W*H grids, row by row: luma (the grayscale picture),
+	// then the two chroma channels (128 for gray).
+	Pix []uint8
+}
+
+// SignatureOf returns the signature of the frame file at path.
+func SignatureOf(path string) (Signature, error) {
+	s, err := readSource(path)
+	if err != nil {
+		return Signature{}, err
+	}
+	w, h := SignatureWidth, max((s.h*SignatureWidth+s.w/2)/s.w, 1)
+	r, err := s.decode(w)
+	if err != nil {
+		return Signature{}, fmt.Errorf("%s: %w", path, err)
+	}
+	n := w * h
+	pix := make([]uint8, 3*n)
+	copy(pix, r.y.resample(w, h).pix)
+	if r.gray() {
+		for i := n; i < 3*n; i++ {
+			pix[i] = 128
+		}
+	} else {
+		copy(pix[n:], r.cb.resample(w, h).pix)
+		copy(pix[2*n:], r.cr.resample(w, h).pix)
+	}
+	return Signature{W: w, H: h, Pix: pix}, nil
+}
+
+// Diff returns how different two signatures are, in [0, 1]: for each cell
+// of the grid the largest absolute difference of its luma and its two
+// chroma values over their full range, averaged over the grid. 0 is the
+// same picture; a picture against its negative is 1. Signatures of
+// different grids (frames of other aspect ratios) or invalid ones are 1.
+//
+// It is a mean absolute difference, not SSIM: it grows with the share of
+// the picture that changed and with how much it changed, so one threshold
+// separates noise from change, and cheaply (see TestDiffCases, which logs
+// both on the same cases). Chroma is in it because a colour change at the
+// same brightness (a red boss turning green) is invisible in grayscale.
+func Diff(a, b Signature) float64 {
+	n := a.W * a.H
+	if a.W != b.W || a.H != b.H || n <= 0 || len(a.Pix) != 3*n || len(b.Pix) != 3*n {
+		return 1
+	}
+	var sum uint64
+	for i := range n {
+		d := absDiff(a.Pix[i], b.Pix[i])
+		d = max(d, absDiff(a.Pix[n+i], b.Pix[n+i]), absDiff(a.Pix[2*n+i], b.Pix[2*n+i]))
+		sum += uint64(d)
+	}
+	return float64(sum) / (255 * float64(n))
+}
+
+func absDiff(a, b uint8) uint8 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// SideBySide returns one JPEG, at most maxWidth wide (0: DefaultMaxWidth),
+// with the frames a and b side by side, each under a label line (labelA,
+// labelB, e.g. "recording t=1500" and "replay t=1500"; sanitised and cut to
+// fit), with its dimensions. Each frame is downscaled to half the width,
+// never upscaled. A frame that cannot be read is an error.
+func SideBySide(a, b string, labelA, labelB string, maxWidth int) ([]byte, int, int, error) {
+	if maxWidth <= 0 {
+		maxWidth = DefaultMaxWidth
+	}
+	pw := max((maxWidth-3*sheetGap)/2, 1)
+	var imgs [2]image.Image
+	for i, p := range []string{a, b} {
+		s, err := readSource(p)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		w, h := fit(s.w, s.h, pw)
+		r, err := s.decode(w)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w", p, err)
+		}
+		imgs[i] = r.scaled(w, h)
+	}
+	// Panels as wide as the wider frame, as high as the higher one.
+	panelW, panelH := 0, 0
+	for _, m := range imgs {
+		panelW, panelH = max(panelW, m.Bounds().Dx()), max(panelH, m.Bounds().Dy())
+	}
+	band := bandHeight(1, labelPad)
+	w := 2*panelW + 3*sheetGap
+	h := band + panelH + 2*sheetGap
+	canvas := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(canvas, canvas.Rect, sheetColor, image.Point{}, draw.Src)
+	for i, m := range imgs {
+		x := sheetGap + i*(panelW+sheetGap)
+		label := []string{labelA, labelB}[i]
+		drawLabel(canvas, image.Rect(x, sheetGap, x+panelW, sheetGap+band), []string{label}, labelPad)
+		mb := m.Bounds()
+		at := image.Pt(x+(panelW-mb.Dx())/2, sheetGap+band+(panelH-mb.Dy())/2)
+		draw.Draw(canvas, mb.Add(at), m, image.Point{}, draw.Src)
+	}
+	jpg, err := encodeJPEG(canvas, DefaultQuality)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return jpg, w, h, nil
+}
