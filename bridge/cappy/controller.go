@@ -108,6 +108,8 @@ type Controller struct {
 	op        *Operation     // the active operation, if any
 	finished  map[string]int // recently finished ops (late messages are ignored)
 	finishSeq int
+	rejection *Rejection    // the latest handshake refused
+	rejected  chan struct{} // closed (and replaced) at each refused handshake
 
 	wg     sync.WaitGroup
 	closed chan struct{}
@@ -157,7 +159,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("cappy: listen: %w", err)
 	}
 	c := &Controller{cfg: cfg, log: cfg.Logger, st: cfg.Store, l: l, token: cfg.Token, endpoint: "ws://" + l.Addr().String(),
-		ready: make(chan struct{}), finished: map[string]int{}, closed: make(chan struct{})}
+		ready: make(chan struct{}), finished: map[string]int{}, closed: make(chan struct{}), rejected: make(chan struct{})}
 	c.srv = &http.Server{Handler: http.HandlerFunc(c.serveHTTP), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
 	c.wg.Add(1)
@@ -253,6 +255,31 @@ func (c *Controller) WaitAdapter(ctx context.Context) (*Adapter, error) {
 			return nil, errors.New("cappy: controller closed")
 		}
 	}
+}
+
+// Rejection is a handshake the controller refused: its reject code and
+// message, and when.
+type Rejection struct {
+	Code, Message string
+	At            time.Time
+}
+
+// Rejected returns the latest refused handshake (nil if none) and a
+// channel closed at the next one: a launch can give up at once on a game
+// whose adapter is refused, instead of waiting for it to time out.
+func (c *Controller) Rejected() (*Rejection, <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rejection, c.rejected
+}
+
+func (c *Controller) noteRejection(code, msg string) {
+	c.log.Warn("adapter refused", "code", code, "message", msg)
+	c.mu.Lock()
+	c.rejection = &Rejection{Code: code, Message: msg, At: time.Now()}
+	close(c.rejected)
+	c.rejected = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // Active is the running operation, or nil.
@@ -386,6 +413,7 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	a := &adapterConn{ws: ws, gone: make(chan struct{})}
 	defer close(a.gone)
 	reject := func(code, msg string) {
+		c.noteRejection(code, msg)
 		a.send(ctx, protocol.Reject{Type: "reject", Code: code, Message: msg})
 		ws.Close(websocket.StatusPolicyViolation, code)
 	}

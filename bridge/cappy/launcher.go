@@ -28,6 +28,7 @@ type Launcher struct {
 	exited  chan struct{}
 	exitErr error
 	starts  int
+	started time.Time // of the last start
 }
 
 // Running reports whether the game process is alive.
@@ -50,6 +51,14 @@ func (l *Launcher) runningLocked() bool {
 	}
 }
 
+// Exited returns a channel closed when the game process last started
+// exits (nil before the first start).
+func (l *Launcher) Exited() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.exited
+}
+
 // Info describes the game process.
 type LaunchInfo struct {
 	Command  []string
@@ -58,6 +67,7 @@ type LaunchInfo struct {
 	Starts   int
 	LastExit string
 	LogPath  string
+	Started  time.Time // when the game was last launched
 }
 
 // Info reports the game process's state.
@@ -65,7 +75,7 @@ func (l *Launcher) Info() LaunchInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	running := l.runningLocked()
-	in := LaunchInfo{Command: l.Command, Running: running, Starts: l.starts, LogPath: l.LogPath}
+	in := LaunchInfo{Command: l.Command, Running: running, Starts: l.starts, LogPath: l.LogPath, Started: l.started}
 	if l.cmd != nil && l.cmd.Process != nil {
 		in.PID = l.cmd.Process.Pid
 	}
@@ -106,12 +116,14 @@ func (l *Launcher) Start(endpoint, token string) error {
 	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = logw, logw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Stop kills the whole group
+	launched := time.Now() // before the game can connect
 	if err := cmd.Start(); err != nil {
 		logw.Close()
 		return fmt.Errorf("launch %q: %w", l.Command[0], err)
 	}
 	l.cmd, l.exited, l.exitErr = cmd, make(chan struct{}), nil
 	l.starts++
+	l.started = launched
 	exited := l.exited
 	go func() {
 		err := cmd.Wait()

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -112,24 +113,62 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 			"no game is connected and none is configured to launch: set game.command in .crosscode/capture.json or pass --game-cmd, or start the game yourself with CAPPY_ENDPOINT=%s and the token in %s",
 			s.Controller.Endpoint(), s.endpointFile)
 	}
+	_, rejected := s.Controller.Rejected()
 	if err := s.Launcher.Start(s.Controller.Endpoint(), s.Controller.Token()); err != nil {
 		return nil, errorf(protocol.CappyAdapterDisconnected, "%v", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, LaunchWait)
+	// Waits for the handshake, and gives up at once when the game's
+	// adapter is refused or the game exits first: there is nothing to wait
+	// for then, and the agent learns why now rather than at a timeout.
+	wctx, cancel := context.WithTimeoutCause(ctx, LaunchWait, errLaunchTimeout)
 	defer cancel()
-	a, err := s.Controller.WaitAdapter(wctx)
-	if err != nil {
-		info := s.Launcher.Info()
-		why := fmt.Sprintf("the game did not connect within %s", LaunchWait)
-		if !info.Running {
-			why = "the game exited before connecting (" + info.LastExit + ")"
+	gctx, giveUp := context.WithCancelCause(wctx)
+	defer giveUp(nil)
+	exited := s.Launcher.Exited()
+	go func() {
+		select {
+		case <-rejected:
+			giveUp(errRejected)
+		case <-exited:
+			giveUp(errExited)
+		case <-gctx.Done():
 		}
-		if errors.Is(err, context.Canceled) {
-			why = "cancelled while waiting for the game"
-		}
-		return nil, errorf(protocol.CappyAdapterDisconnected, "%s; see its log %s", why, info.LogPath)
+	}()
+	a, err := s.Controller.WaitAdapter(gctx)
+	if err == nil {
+		return a, nil
 	}
-	return a, nil
+	info := s.Launcher.Info()
+	tail := s.logTail()
+	cause := context.Cause(gctx)
+	if r, _ := s.Controller.Rejected(); r != nil && (cause == errRejected || cause == errExited) && r.At.After(info.Started) {
+		// Refused (a game often exits after its reject: the reject says more).
+		return nil, errorf(r.Code, "the game's adapter was refused: %s%s", r.Message, tail)
+	}
+	switch {
+	case cause == errExited:
+		return nil, errorf(protocol.CappyAdapterDisconnected, "the game exited before its handshake (%s)%s", info.LastExit, tail)
+	case errors.Is(cause, context.Canceled) || errors.Is(err, context.Canceled):
+		return nil, errorf(protocol.CappyAdapterDisconnected, "cancelled while waiting for the game")
+	}
+	return nil, errorf(protocol.CappyAdapterDisconnected, "the game did not connect within %s%s", LaunchWait, tail)
+}
+
+var (
+	errLaunchTimeout = errors.New("launch timed out")
+	errRejected      = errors.New("the adapter was refused")
+	errExited        = errors.New("the game exited")
+)
+
+// logTail is the end of the game's log for an error message, sanitised
+// (the game wrote it), or a pointer to the log when it is empty.
+func (s *Service) logTail() string {
+	info := s.Launcher.Info()
+	t := strings.TrimSpace(sanitize.Text(s.Launcher.Tail(1500), 1500))
+	if t == "" {
+		return "; its log " + info.LogPath + " is empty"
+	}
+	return "; the end of its log (" + info.LogPath + "):\n" + t
 }
 
 // Preset returns a named presentation from the capture config.
