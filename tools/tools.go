@@ -161,6 +161,12 @@ func Handler[In, Out any](actionable func(error) (string, bool), f func(context.
 // digest riding on it): Shrink drops some and reports whether it did.
 type Shrinker interface{ Shrink() bool }
 
+// Failure is a result that reports a failure: an operation that failed.
+// Result answers it with isError, so clients flag it, and still with its
+// whole structured content (which must match the output schema: strict
+// clients check it on errors too).
+type Failure interface{ Failed() bool }
+
 // Result answers with out as structuredContent and, for clients that read
 // only text, the same JSON as text. The text never exceeds MaxResultBytes:
 // a larger result is shrunk while it can (see Shrinker), and else answered
@@ -172,7 +178,8 @@ func Result(out any) *mcpgo.CallToolResult {
 			return Error("encode result: " + err.Error())
 		}
 		if len(b) <= MaxResultBytes {
-			return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out}
+			f, ok := out.(Failure)
+			return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out, IsError: ok && f.Failed()}
 		}
 		if s, ok := out.(Shrinker); !ok || !s.Shrink() {
 			return Error(fmt.Sprintf("RESULT_TOO_LARGE: the result is %d bytes, over the %d-byte limit of a tool result; ask for less (fewer paths, a smaller limit, a narrower filter)", len(b), MaxResultBytes))

@@ -105,7 +105,8 @@ func (a *agent) call(tool string, args map[string]any) map[string]any {
 	return out
 }
 
-// callRaw runs a tool; a tool error is {"error": its text} and true.
+// callRaw runs a tool; a tool error is {"error": its text} and true, with
+// the structured result of a failed operation beside it.
 func (a *agent) callRaw(tool string, args map[string]any) (map[string]any, bool) {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -115,7 +116,11 @@ func (a *agent) callRaw(tool string, args map[string]any) (map[string]any, bool)
 		a.t.Fatalf("%s: %s: %v\nstderr:\n%s", a.name, tool, err, a.stderr.String())
 	}
 	if toolErr != "" {
-		return map[string]any{"error": toolErr}, true
+		if out == nil {
+			out = map[string]any{}
+		}
+		out["error"] = toolErr
+		return out, true
 	}
 	return out, false
 }

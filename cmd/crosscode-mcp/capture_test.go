@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,7 +45,7 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	req.Params.Name = "run_scenario"
 	req.Params.Arguments = map[string]any{"scenario": "boss_intro", "parameters": map[string]any{"difficulty": 3}, "publishValidation": true}
 	req.Params.Meta = &mcpgo.Meta{ProgressToken: "p1"}
-	res, err := a.c.CallTool(context.Background(), req)
+	res, err := a.callChecked(context.Background(), req)
 	if err != nil || res.IsError {
 		t.Fatalf("run_scenario: %v %+v", err, res)
 	}
@@ -96,8 +98,9 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	if field(slow, "divergence", "identical") != true || slow["lastT"].(float64) <= stopped["lastT"].(float64) {
 		t.Fatalf("replay at half speed: %v", slow)
 	}
-	if out, isErr := a.callRaw("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"camera": "drone"}}); !isErr && field(out, "status") != "failed" {
-		t.Fatalf("unknown camera: %v", out)
+	// A failed operation is a tool error that carries its whole result.
+	if out, isErr := a.callRaw("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"camera": "drone"}}); !isErr || out["status"] != "failed" || out["code"] != "UNKNOWN_CAMERA" || out["op"] == nil {
+		t.Fatalf("unknown camera: want isError with status failed and code UNKNOWN_CAMERA, got %v", out)
 	}
 
 	// A long run answers running after waitSeconds; cancel_capture ends it.
@@ -138,4 +141,39 @@ func decodeResult(t *testing.T, res *mcpgo.CallToolResult) map[string]any {
 		t.Fatalf("no structured content: %+v", res)
 	}
 	return out
+}
+
+// A game that cannot connect is answered at once (not at the launch
+// timeout) with the reason and the end of its log, by every tool that
+// launches it.
+func TestCaptureGameRefusedOrExited(t *testing.T) {
+	cases := []struct {
+		name   string
+		config map[string]any
+		code   string
+		says   string
+	}{
+		{"required capability missing", map[string]any{"game": map[string]any{"command": []string{os.Args[0], "demo-game"}}, "requiredCapabilities": []string{"teleport"}},
+			"CAPABILITY_MISSING", `requires capability "teleport"`},
+		{"exits before its hello", map[string]any{"game": map[string]any{"command": []string{"sh", "-c", "echo cannot load level 1 >&2; exit 3"}}},
+			"ADAPTER_DISCONNECTED", "cannot load level 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t)
+			cfg := filepath.Join(t.TempDir(), "capture.json")
+			b, _ := json.Marshal(tc.config)
+			if err := os.WriteFile(cfg, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", cfg}})
+			for tool, args := range map[string]map[string]any{"list_scenarios": nil, "run_scenario": {"scenario": "boss_intro"}} {
+				out, isErr := a.callRaw(tool, args)
+				msg, _ := out["error"].(string)
+				if !isErr || !strings.Contains(msg, tc.code) || !strings.Contains(msg, tc.says) || strings.Contains(msg, "did not connect within") {
+					t.Fatalf("%s: want an error with %s, %q and the log, at once; got %v", tool, tc.code, tc.says, out)
+				}
+			}
+		})
+	}
 }

@@ -156,12 +156,22 @@ func (a *demoAgent) call(ctx context.Context, tool string, args map[string]any) 
 
 // callTool runs a tool and decodes its JSON result. A tool error (an
 // isError result) is returned as its text in toolErr, not as err.
+// checkResult, when set (by the tests), checks every tool result as a
+// strict client would: its structuredContent against the tool's output
+// schema.
+var checkResult func(ctx context.Context, c *mcpclient.Client, tool string, res *mcpgo.CallToolResult) error
+
 func callTool(ctx context.Context, c *mcpclient.Client, tool string, args map[string]any) (out map[string]any, toolErr string, err error) {
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return nil, "", err
+	}
+	if checkResult != nil {
+		if err := checkResult(ctx, c, tool, res); err != nil {
+			return nil, "", err
+		}
 	}
 	text := ""
 	if len(res.Content) > 0 {
@@ -173,7 +183,9 @@ func callTool(ctx context.Context, c *mcpclient.Client, tool string, args map[st
 		if text == "" {
 			text = "a tool error without text"
 		}
-		return nil, text, nil
+		// A failed operation is an error with its whole result.
+		out, _ = res.StructuredContent.(map[string]any)
+		return out, text, nil
 	}
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		return nil, "", fmt.Errorf("result is not JSON: %v: %s", err, text)

@@ -56,6 +56,16 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	// The commands run with a fresh HOME; Go keeps its module and build
+	// caches, so `go install` builds from them instead of downloading again.
+	goEnv, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	caches := strings.Fields(string(goEnv))
+	if len(caches) != 2 {
+		t.Fatalf("go env printed %q", goEnv)
+	}
 	run := func(t *testing.T, dir string, args []string, timeout time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -64,7 +74,8 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GOMODCACHE="+caches[0], "GOCACHE="+caches[1])
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

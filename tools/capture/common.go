@@ -147,12 +147,18 @@ type OpView struct {
 	LastT      float64 `json:"lastT"`
 	DurationMs int64   `json:"durationMs,omitempty"`
 	// Timeline holds the first and last events; get_capture pages all of
-	// them. Omitted counts the events between the first and last shown.
-	Timeline []EventView `json:"timeline"`
+	// them instead (and has no timeline). Omitted counts the events
+	// between the first and last shown.
+	Timeline []EventView `json:"timeline,omitempty"`
 	Omitted  int64       `json:"omitted,omitempty"`
 	Replay   *ReplayView `json:"replay,omitempty"`
 	Next     string      `json:"next,omitempty"`
 }
+
+// Failed reports a failed operation (spec section 5: answered with
+// isError and its whole result); completed, running and cancelled ones are
+// not errors.
+func (v *OpView) Failed() bool { return v.Status == cappy.StatusFailed }
 
 // ReplayView is a stored replay.
 type ReplayView struct {

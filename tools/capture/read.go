@@ -28,7 +28,12 @@ type getCaptureOut struct {
 	Page []EventView `json:"page"`
 	// NextSeq is set when there are more: pass it as afterSeq.
 	NextSeq int64 `json:"nextSeq,omitempty"`
+	waited  bool  // for the outcome: then a failed one is an error
 }
+
+// Failed: get_capture that waited for an operation answers its failure
+// as the operation's own call would; reading a past failure is no error.
+func (o *getCaptureOut) Failed() bool { return o.waited && o.OpView.Failed() }
 
 // GetCapture is the get_capture tool.
 func GetCapture(s *cappy.Service) tools.Tool {
@@ -36,14 +41,16 @@ func GetCapture(s *cappy.Service) tools.Tool {
 		"An operation's outcome and its events, paged and filtered by event name and t. With waitSeconds, waits for a running operation first.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
+			waited := false
 			if op := s.Controller.Active(); op != nil && op.ID == in.Op && in.WaitSeconds > 0 {
 				await(ctx, req, s.Controller, op, waitFor(in.WaitSeconds), true)
+				waited = true
 			}
 			view, err := opView(context.WithoutCancel(ctx), s.Store, in.Op)
 			if err != nil {
 				return nil, err
 			}
-			view.Timeline = nil
+			view.Timeline, view.Omitted = nil, 0 // the page below replaces them
 			view.Next = next(view)
 			limit := in.Limit
 			if limit <= 0 || limit > 200 {
@@ -54,7 +61,7 @@ func GetCapture(s *cappy.Service) tools.Tool {
 				return nil, err
 			}
 			more := len(evs) > limit
-			out := &getCaptureOut{OpView: *view}
+			out := &getCaptureOut{OpView: *view, waited: waited}
 			var left int
 			if out.Page, left = tools.Fit(eventViews(evs[:min(len(evs), limit)]), pageBudget); left > 0 || more {
 				out.NextSeq = out.Page[len(out.Page)-1].Seq
