@@ -1,0 +1,155 @@
+extends RefCounted
+## The WebSocket to the Cappy controller.
+##
+## A thread of its own polls the socket, answers ping at once and queues
+## every other message, decoded, for the main thread: pings are answered
+## while the main thread is busy (a slow frame, a synchronous load) or the
+## tree is paused, and a request arriving right behind welcome is never
+## dropped. Sends come from the main thread; one mutex guards the peer.
+
+## The largest message either side may send (the protocol's 4 MiB).
+const MAX_MESSAGE_BYTES := 4 << 20
+## Above this many bytes waiting to be sent, a sender flushes first.
+const HIGH_WATER_BYTES := 1 << 20
+## How long a send waits for the controller to take queued bytes.
+const SEND_TIMEOUT_MSEC := 10000
+const PUMP_INTERVAL_USEC := 1000
+
+var _peer := WebSocketPeer.new()
+var _mutex := Mutex.new()
+var _thread := Thread.new()
+var _running := false
+var _inbox: Array[Dictionary] = []
+var _state := WebSocketPeer.STATE_CONNECTING
+var _warnings: PackedStringArray = []
+var _pongs := 0
+
+
+## Starts connecting to url and the pump thread.
+func open(url: String) -> Error:
+	_peer.inbound_buffer_size = MAX_MESSAGE_BYTES + (64 << 10)
+	_peer.outbound_buffer_size = 2 * MAX_MESSAGE_BYTES
+	_peer.max_queued_packets = 16384
+	var err := _peer.connect_to_url(url)
+	if err != OK:
+		return err
+	_running = true
+	_thread.start(_pump_loop)
+	return OK
+
+
+## Stops the pump thread and closes the socket.
+func close(code: int = 1000, reason: String = "") -> void:
+	_mutex.lock()
+	_running = false
+	if _peer.get_ready_state() == WebSocketPeer.STATE_OPEN:
+		_peer.close(code, reason)
+		_peer.poll()
+	_mutex.unlock()
+	if _thread.is_started():
+		_thread.wait_to_finish()
+
+
+## The socket's state (WebSocketPeer.STATE_*), as of the last poll.
+func state() -> int:
+	_mutex.lock()
+	var s := _state
+	_mutex.unlock()
+	return s
+
+
+## Why the controller closed the socket, when it did.
+func close_reason() -> String:
+	_mutex.lock()
+	var why := "%d %s" % [_peer.get_close_code(), _peer.get_close_reason()]
+	_mutex.unlock()
+	return why
+
+
+## How many pings were answered (for diagnostics).
+func pongs() -> int:
+	_mutex.lock()
+	var n := _pongs
+	_mutex.unlock()
+	return n
+
+
+## Returns the queued messages, in the order they arrived, and warnings
+## about messages that were ignored.
+func take() -> Array[Dictionary]:
+	_mutex.lock()
+	var items := _inbox
+	_inbox = []
+	_mutex.unlock()
+	return items
+
+
+## Returns and clears the warnings of the pump thread.
+func take_warnings() -> PackedStringArray:
+	_mutex.lock()
+	var w := _warnings
+	_warnings = []
+	_mutex.unlock()
+	return w
+
+
+## Sends one message (JSON text). Blocks while the controller applies
+## back-pressure, up to SEND_TIMEOUT_MSEC; false when the socket is not
+## open or does not drain.
+func send(text: String) -> bool:
+	_mutex.lock()
+	var ok := _send_locked(text)
+	_mutex.unlock()
+	return ok
+
+
+func _send_locked(text: String) -> bool:
+	if _peer.get_ready_state() != WebSocketPeer.STATE_OPEN:
+		return false
+	var deadline := Time.get_ticks_msec() + SEND_TIMEOUT_MSEC
+	while true:
+		if _peer.get_current_outbound_buffered_amount() < HIGH_WATER_BYTES:
+			var err := _peer.send_text(text)
+			if err == OK:
+				return true
+			if err != ERR_OUT_OF_MEMORY and err != ERR_BUSY:
+				return false
+		_pump_locked()
+		if _peer.get_ready_state() != WebSocketPeer.STATE_OPEN or Time.get_ticks_msec() > deadline:
+			return false
+		OS.delay_usec(100)
+	return false
+
+
+func _pump_loop() -> void:
+	while true:
+		_mutex.lock()
+		if not _running:
+			_mutex.unlock()
+			return
+		_pump_locked()
+		_mutex.unlock()
+		OS.delay_usec(PUMP_INTERVAL_USEC)
+
+
+# Polls the socket: sends what is queued, reads what arrived, answers ping
+# and queues the rest. The mutex is held.
+func _pump_locked() -> void:
+	_peer.poll()
+	_state = _peer.get_ready_state()
+	while _peer.get_available_packet_count() > 0:
+		var packet := _peer.get_packet()
+		if not _peer.was_string_packet():
+			_warnings.append("ignoring a binary frame from the controller")
+			continue
+		var text := packet.get_string_from_utf8()
+		var msg: Variant = JSON.parse_string(text)
+		if not (msg is Dictionary) or not (msg.get("type") is String):
+			_warnings.append("ignoring a controller message that is not a JSON object with a type: %s" % text.left(120))
+			continue
+		if msg["type"] == "ping":
+			var nonce: Variant = msg.get("nonce", "")
+			_peer.send_text(JSON.stringify({"type": "pong", "nonce": nonce if nonce is String else ""}))
+			_pongs += 1
+			continue
+		_inbox.append(msg)

@@ -1,0 +1,499 @@
+// Package godot_test tests the Cappy addon for Godot 4
+// (adapters/godot/addons/cappy) in the real engine: Godot 4.6 from Debian
+// unstable, run in the tree scripts/godot-tree builds, against a
+// scriptable controller (adaptertest) and the real one (bridge/cappy).
+package godot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// copyDir copies a directory tree (files and directories only).
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && d.Name() == ".godot" {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// project copies a Godot project of the repository (e.g.
+// "examples/godot-arena") into a temporary directory, with the addon as it
+// is in adapters/godot, and returns the copy's path.
+func project(t testing.TB, g sysdeps.Godot, rel string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(rel))
+	copyDir(t, filepath.Join(g.Repo, rel), dir)
+	addon := filepath.Join(dir, "addons", "cappy")
+	os.RemoveAll(addon)
+	copyDir(t, filepath.Join(g.Repo, "adapters", "godot", "addons", "cappy"), addon)
+	return dir
+}
+
+// game is Godot running a project in the tree, launched the way the
+// controller launches games (cappy.Launcher: its own process group, a
+// capped log, stopped with SIGTERM then SIGKILL).
+type game struct {
+	t *testing.T
+	l *cappy.Launcher
+}
+
+// launch starts Godot on dir, connecting to endpoint with token.
+func launch(t *testing.T, g sysdeps.Godot, dir, endpoint, token string, env map[string]string, args ...string) *game {
+	t.Helper()
+	if len(args) == 0 {
+		args = []string{"--headless", "--path", "."}
+	}
+	l := &cappy.Launcher{Command: append([]string{g.Launcher}, args...), Dir: dir, Env: env, LogPath: filepath.Join(t.TempDir(), "game.log")}
+	if err := l.Start(endpoint, token); err != nil {
+		t.Fatal(err)
+	}
+	gm := &game{t: t, l: l}
+	t.Cleanup(func() {
+		l.Stop(3 * time.Second)
+		if t.Failed() {
+			t.Logf("game log:\n%s", l.Tail(8<<10))
+		}
+	})
+	return gm
+}
+
+// connect starts the arena against a scriptable controller and shakes
+// hands.
+func connect(t *testing.T, ctx context.Context, dir string, env map[string]string) (*adaptertest.Peer, *protocol.Hello, *protocol.Scenarios) {
+	t.Helper()
+	g := sysdeps.NeedGodot(t)
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctrl.Close() })
+	launch(t, g, dir, ctrl.Endpoint, ctrl.Token, env)
+	peer, err := ctrl.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	hello, sc, err := peer.Handshake(ctx, ctrl.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return peer, hello, sc
+}
+
+func timeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func send(t *testing.T, ctx context.Context, p *adaptertest.Peer, msgs ...any) {
+	t.Helper()
+	if err := p.Send(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expect(t *testing.T, ctx context.Context, p *adaptertest.Peer, typ, op string) *protocol.AdapterMessage {
+	t.Helper()
+	m, err := p.Expect(ctx, typ, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// expectFailed reads a failed for op and checks its code.
+func expectFailed(t *testing.T, ctx context.Context, p *adaptertest.Peer, op, code string) *protocol.Failed {
+	t.Helper()
+	m := expect(t, ctx, p, "failed", op)
+	if m.Failed.Code != code {
+		t.Fatalf("failed %s: code %s (%s), expected %s", op, m.Failed.Code, m.Failed.Message, code)
+	}
+	return m.Failed
+}
+
+func prepare(op, scenario string, params map[string]any, pres protocol.Presentation) protocol.PrepareScenario {
+	return protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: scenario, Parameters: params, Presentation: pres}
+}
+
+func start(op string) protocol.OpMessage  { return protocol.OpMessage{Type: "start", Op: op} }
+func stop(op string) protocol.OpMessage   { return protocol.OpMessage{Type: "stop", Op: op} }
+func cancel(op string) protocol.OpMessage { return protocol.OpMessage{Type: "cancel", Op: op} }
+
+// run prepares and runs a scenario to its end.
+func run(t *testing.T, ctx context.Context, p *adaptertest.Peer, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+	t.Helper()
+	send(t, ctx, p, prepare(op, scenario, params, pres))
+	expect(t, ctx, p, "ready", op)
+	send(t, ctx, p, start(op))
+	expect(t, ctx, p, "started", op)
+	evs, end, err := p.Collect(ctx, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, end
+}
+
+func payload(t *testing.T, e protocol.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(e.Payload, &m); err != nil {
+		t.Fatalf("payload of %s: %v", e.Event, err)
+	}
+	return m
+}
+
+// TestArenaHandshakeAndScenario: hello as the protocol has it, the
+// registry with typed parameters, a request in the same burst as welcome,
+// and a scenario's events on the simulation's clock.
+func TestArenaHandshakeAndScenario(t *testing.T) {
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrl.Close()
+	launch(t, g, project(t, g, "examples/godot-arena"), ctrl.Endpoint, ctrl.Token, nil)
+	peer, err := ctrl.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	hello := expect(t, ctx, peer, "hello", "").Hello
+	if hello.Token != ctrl.Token || hello.Adapter.Name != "cappy-godot" || hello.Game.ID != "godot-arena" || hello.Game.Name != "Godot Arena" || hello.Build != "0.1.0" {
+		t.Fatalf("hello: %+v", hello)
+	}
+	for _, c := range []string{"scenarios", "freeform_recording", "replay", "time_scale", "alternate_cameras"} {
+		if !hello.HasCapability(c) {
+			t.Fatalf("hello lacks %s: %v", c, hello.Capabilities)
+		}
+	}
+	if hello.HasCapability("frames") {
+		t.Fatalf("a headless Godot advertises frames: %v", hello.Capabilities)
+	}
+	// welcome, list_scenarios and a prepare in one read.
+	send(t, ctx, peer, adaptertest.Welcome(), protocol.ListScenarios{Type: "list_scenarios"},
+		prepare("op1", "boss_fight", map[string]any{"difficulty": 1, "hero": "mage"}, nil))
+	first := expect(t, ctx, peer, "scenarios", "").Scenarios
+	second := expect(t, ctx, peer, "scenarios", "").Scenarios
+	if len(first.Scenarios) != 4 || len(second.Scenarios) != 4 {
+		t.Fatalf("registry: %+v", first)
+	}
+	byID := map[string]protocol.Scenario{}
+	for _, s := range first.Scenarios {
+		byID[s.ID] = s
+	}
+	d := byID["boss_fight"].Parameters["difficulty"]
+	if d.Type != "integer" || *d.Minimum != 1 || *d.Maximum != 3 || d.Default != 2.0 || byID["boss_fight"].Name != "Boss fight" {
+		t.Fatalf("boss_fight: %+v", byID["boss_fight"])
+	}
+	if h := byID["boss_fight"].Parameters["hero"]; h.Type != "string" || len(h.Enum) != 3 || h.Default != "knight" {
+		t.Fatalf("boss_fight hero: %+v", h)
+	}
+	expect(t, ctx, peer, "ready", "op1")
+	send(t, ctx, peer, start("op1"))
+	expect(t, ctx, peer, "started", "op1")
+	evs, end, err := peer.Collect(ctx, "op1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Completed == nil {
+		t.Fatalf("boss_fight ended %s: %+v", end.Type, end.Failed)
+	}
+	names := map[string]int{}
+	last := -1.0
+	for _, e := range evs {
+		names[e.Event]++
+		if e.T < last {
+			t.Fatalf("t goes back: %v after %v", e.T, last)
+		}
+		last = e.T
+		if p := payload(t, e); p["simT"] != e.T {
+			t.Fatalf("%s at t %v has simT %v (timeScale 1)", e.Event, e.T, p["simT"])
+		}
+	}
+	if names["SPAWN"] < 2 || names["HIT"] == 0 || names["BOSS_DEFEATED"]+names["PLAYER_DOWN"] != 1 || last <= 0 {
+		t.Fatalf("boss_fight events: %v", names)
+	}
+	var summary map[string]any
+	json.Unmarshal(end.Completed.Summary, &summary)
+	if summary["outcome"] == nil || summary["events"] != float64(len(evs)) || summary["simMs"].(float64) < last {
+		t.Fatalf("summary: %s (%d events, last t %v)", end.Completed.Summary, len(evs), last)
+	}
+	t.Logf("%d events, last t %v, summary %s", len(evs), last, end.Completed.Summary)
+	if !strings.Contains(string(end.Completed.Summary), `"ticks"`) {
+		t.Fatalf("summary lacks the scenario's own keys: %s", end.Completed.Summary)
+	}
+}
+
+// TestArenaRefusals: what the addon refuses before ready, and one
+// operation at a time.
+func TestArenaRefusals(t *testing.T) {
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), nil)
+	for _, c := range []struct {
+		msg  any
+		code string
+	}{
+		{prepare("r1", "nope", nil, nil), protocol.CappyScenarioNotFound},
+		{prepare("r2", "boss_fight", map[string]any{"difficulty": 9}, nil), protocol.CappyInvalidParameters},
+		{prepare("r3", "boss_fight", map[string]any{"difficulty": 1.5}, nil), protocol.CappyInvalidParameters},
+		{prepare("r4", "boss_fight", map[string]any{"hero": "bard"}, nil), protocol.CappyInvalidParameters},
+		{prepare("r5", "boss_fight", map[string]any{"colour": "red"}, nil), protocol.CappyInvalidParameters},
+		{prepare("r6", "boss_fight", nil, protocol.Presentation{"camera": "drone"}), protocol.CappyUnknownCamera},
+		{prepare("r7", "boss_fight", nil, protocol.Presentation{"timeScale": 9.0}), protocol.CappyPresentationRejected},
+		{start("r8"), protocol.CappyOutOfState},
+		{protocol.PrepareReplay{Type: "prepare_replay", Op: "r9", Replay: &protocol.ReplayPayload{Kind: "inline", Encoding: "base64", Data: "e30=", SHA256: strings.Repeat("0", 64)}}, protocol.CappyReplayInvalid},
+		{protocol.PrepareReplay{Type: "prepare_replay", Op: "r10", Replay: protocol.NewInlineReplay([]byte(`{"format":"demo-arena/v1"}`), "demo-arena/v1")}, protocol.CappyReplayUnsupported},
+	} {
+		send(t, ctx, peer, c.msg)
+		op := ""
+		switch m := c.msg.(type) {
+		case protocol.PrepareScenario:
+			op = m.Op
+		case protocol.OpMessage:
+			op = m.Op
+		case protocol.PrepareReplay:
+			op = m.Op
+		}
+		expectFailed(t, ctx, peer, op, c.code)
+	}
+	// One at a time: a second prepare is busy; cancelled before start, the
+	// slot is free again and the cancelled op sends nothing more.
+	send(t, ctx, peer, prepare("a", "load_level", map[string]any{"ms": 0}, nil), prepare("b", "load_level", nil, nil))
+	expect(t, ctx, peer, "ready", "a")
+	expectFailed(t, ctx, peer, "b", protocol.CappyOperationBusy)
+	send(t, ctx, peer, cancel("a"), prepare("c", "load_level", map[string]any{"ms": 0}, nil))
+	expect(t, ctx, peer, "ready", "c")
+	send(t, ctx, peer, start("c"))
+	expect(t, ctx, peer, "started", "c")
+	evs, end, err := peer.Collect(ctx, "c")
+	if err != nil || end.Completed == nil || len(evs) != 2 || evs[1].Event != "LEVEL_LOADED" {
+		t.Fatalf("c: %v %+v %+v", err, end, evs)
+	}
+	// A running scenario cancelled: nothing more of it arrives, the next runs.
+	send(t, ctx, peer, prepare("d", "survive", map[string]any{"waves": 10}, nil))
+	expect(t, ctx, peer, "ready", "d")
+	send(t, ctx, peer, start("d"))
+	expect(t, ctx, peer, "started", "d")
+	expect(t, ctx, peer, "event", "d")
+	send(t, ctx, peer, cancel("d"), prepare("e", "load_level", map[string]any{"ms": 0}, nil))
+	for {
+		m, err := peer.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Op() == "d" && m.Event != nil {
+			continue // sent before the cancel arrived
+		}
+		if m.Type != "ready" || m.Op() != "e" {
+			t.Fatalf("after cancel: %s for %s", m.Type, m.Op())
+		}
+		break
+	}
+}
+
+// TestArenaFailuresAndSlowFrames: the game's own failure code, and pings
+// answered while the main thread is blocked for longer than the
+// controller's 6 s liveness limit.
+func TestArenaFailuresAndSlowFrames(t *testing.T) {
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), nil)
+	evs, end := run(t, ctx, peer, "f1", "survive", map[string]any{"hp": 1}, nil)
+	if end.Failed == nil || end.Failed.Code != "HERO_DOWN" || len(evs) == 0 || evs[len(evs)-1].Event != "PLAYER_DOWN" {
+		t.Fatalf("survive with 1 hp: %+v after %d events", end, len(evs))
+	}
+
+	send(t, ctx, peer, prepare("slow", "load_level", map[string]any{"ms": 3000}, nil))
+	expect(t, ctx, peer, "ready", "slow")
+	send(t, ctx, peer, start("slow"))
+	expect(t, ctx, peer, "started", "slow")
+	expect(t, ctx, peer, "event", "slow") // LEVEL_LOAD: the main thread now blocks for 3 s
+	for i := range 3 {
+		sent := time.Now()
+		send(t, ctx, peer, protocol.Ping{Type: "ping", Nonce: "n" + string(rune('0'+i))})
+		m := expect(t, ctx, peer, "pong", "")
+		if m.Pong.Nonce != "n"+string(rune('0'+i)) || time.Since(sent) > time.Second {
+			t.Fatalf("pong %+v after %s", m.Pong, time.Since(sent))
+		}
+	}
+	if m := expect(t, ctx, peer, "event", "slow"); m.Event.Event != "LEVEL_LOADED" {
+		t.Fatalf("after the load: %s", m.Event.Event)
+	}
+	expect(t, ctx, peer, "completed", "slow")
+}
+
+// record runs a freeform recording (the autopilot plays) for about d and
+// returns its events and its completed.
+func record(t *testing.T, ctx context.Context, peer *adaptertest.Peer, op string, d time.Duration) ([]protocol.Event, *protocol.Completed) {
+	t.Helper()
+	send(t, ctx, peer, protocol.RecordStart{Type: "record_start", Op: op})
+	expect(t, ctx, peer, "started", op)
+	timer := time.AfterFunc(d, func() { peer.Send(ctx, stop(op)) })
+	defer timer.Stop()
+	evs, end, err := peer.Collect(ctx, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Completed == nil {
+		t.Fatalf("recording ended %s: %+v", end.Type, end.Failed)
+	}
+	return evs, end.Completed
+}
+
+// replay plays a replay to its end.
+func replay(t *testing.T, ctx context.Context, peer *adaptertest.Peer, op string, r *protocol.ReplayPayload, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+	t.Helper()
+	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: op, Replay: r, Presentation: pres})
+	expect(t, ctx, peer, "ready", op)
+	send(t, ctx, peer, start(op))
+	expect(t, ctx, peer, "started", op)
+	evs, end, err := peer.Collect(ctx, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, end
+}
+
+// sameEvents reports the first difference between a recording's events and
+// a replay's at timeScale scale (t compared as t*scale).
+func sameEvents(t *testing.T, rec, rep []protocol.Event, scale float64) {
+	t.Helper()
+	for i := range max(len(rec), len(rep)) {
+		if i >= len(rec) || i >= len(rep) {
+			t.Fatalf("the replay has %d events, the recording %d\n%s", len(rep), len(rec), listEvents(rec, rep))
+		}
+		a, b := rec[i], rep[i]
+		if a.Event != b.Event || string(a.Payload) != string(b.Payload) || abs(b.T*scale-a.T) > 0.01 {
+			t.Fatalf("event %d differs: recorded %s t=%v %s, replayed %s t=%v %s\n%s", i, a.Event, a.T, a.Payload, b.Event, b.T, b.Payload, listEvents(rec, rep))
+		}
+	}
+}
+
+func listEvents(rec, rep []protocol.Event) string {
+	var b strings.Builder
+	for i := range max(len(rec), len(rep)) {
+		for _, l := range [][]protocol.Event{rec, rep} {
+			if i < len(l) {
+				fmt.Fprintf(&b, "%-8v %-14s %-60s | ", l[i].T, l[i].Event, l[i].Payload)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// TestArenaRecordAndReplay: the autopilot's input, recorded with its
+// physics frames and the seed, replays to the same events, at speed 1 and
+// at half speed (t doubled, the same simulation); stop ends a replay early.
+func TestArenaRecordAndReplay(t *testing.T) {
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 120*time.Second)
+	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), map[string]string{"ARENA_AUTOPILOT": "1"})
+	rec, done := record(t, ctx, peer, "rec1", 2*time.Second)
+	if done.Replay == nil || done.Replay.Kind != "inline" || done.Replay.Format != "cappy-godot/v1" {
+		t.Fatalf("recording's replay: %+v", done.Replay)
+	}
+	data, err := done.Replay.DecodeInline() // checks the SHA-256 as the controller does
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Format string  `json:"format"`
+		Seed   float64 `json:"seed"`
+		TPS    int     `json:"physicsTicksPerSecond"`
+		Ticks  int     `json:"ticks"`
+		Inputs [][2]json.RawMessage
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.TPS != 60 || r.Ticks < 60 || len(r.Inputs) < 5 {
+		t.Fatalf("replay data (%v): %s", err, data)
+	}
+	names := map[string]int{}
+	for _, e := range rec {
+		names[e.Event]++
+	}
+	if names["SPAWN"] < 2 || names["WAVE_START"] == 0 {
+		t.Fatalf("the recording's events: %v", names)
+	}
+	t.Logf("recorded %d ticks, %d inputs, %d events %v", r.Ticks, len(r.Inputs), len(rec), names)
+
+	rep, end := replay(t, ctx, peer, "rep1", done.Replay, nil)
+	if end.Completed == nil {
+		t.Fatalf("replay: %+v", end.Failed)
+	}
+	sameEvents(t, rec, rep, 1)
+	slow, end := replay(t, ctx, peer, "rep2", done.Replay, protocol.Presentation{"timeScale": 0.5, "camera": "follow"})
+	if end.Completed == nil {
+		t.Fatalf("replay at half speed: %+v", end.Failed)
+	}
+	sameEvents(t, rec, slow, 0.5)
+
+	// stop ends a replay early, with what it played.
+	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: "rep3", Replay: done.Replay})
+	expect(t, ctx, peer, "ready", "rep3")
+	send(t, ctx, peer, start("rep3"), stop("rep3"))
+	expect(t, ctx, peer, "started", "rep3")
+	_, end, err = peer.Collect(ctx, "rep3")
+	if err != nil || end.Completed == nil || !strings.Contains(string(end.Completed.Summary), `"stopped":true`) {
+		t.Fatalf("stopped replay: %v %+v", err, end)
+	}
+}
+
+// TestExampleShipsTheAddon: the example's copy of the addon is the addon.
+func TestExampleShipsTheAddon(t *testing.T) {
+	src := filepath.Join("addons", "cappy")
+	dst := filepath.Join("..", "..", "examples", "godot-arena", "addons", "cappy")
+	want, _ := filepath.Glob(filepath.Join(src, "*"))
+	got, _ := filepath.Glob(filepath.Join(dst, "*"))
+	if len(want) == 0 || len(want) != len(got) {
+		t.Fatalf("the addon has %d files, the example's copy %d: cp -r adapters/godot/addons/cappy examples/godot-arena/addons/", len(want), len(got))
+	}
+	for _, p := range want {
+		a, _ := os.ReadFile(p)
+		b, err := os.ReadFile(filepath.Join(dst, filepath.Base(p)))
+		if err != nil || string(a) != string(b) {
+			t.Fatalf("examples/godot-arena/addons/cappy/%s differs from the addon's: cp -r adapters/godot/addons/cappy examples/godot-arena/addons/", filepath.Base(p))
+		}
+	}
+}

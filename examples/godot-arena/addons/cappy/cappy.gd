@@ -1,0 +1,672 @@
+extends Node
+## Cappy: lets a coding agent drive this game through crosscode-mcp.
+##
+## The autoload "Cappy" (the plugin registers it). When the game is started
+## with CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN (crosscode-mcp sets them when
+## it launches the game), it connects to that Cappy controller and speaks
+## the Cappy adapter protocol: hello, the scenario registry, ping, authored
+## scenarios, freeform recordings of input and their replays, events and
+## frames. Without those variables it does nothing.
+##
+##     func _ready() -> void:
+##         Cappy.register_scenario("boss_fight", _boss_fight, {
+##             "difficulty": {"type": "integer", "minimum": 1, "maximum": 3, "default": 2},
+##         })
+##
+##     func _boss_fight(op: CappyOperation) -> Dictionary:
+##         var fight := BossFight.new(op.params.difficulty)
+##         fight.hit.connect(func(dmg: int) -> void: op.emit_event("HIT", {"damage": dmg}))
+##         add_child(fight)
+##         await fight.finished
+##         return {"outcome": fight.outcome}
+
+## Emitted once the controller welcomed this game.
+signal connected
+## Emitted when the connection to the controller ends.
+signal disconnected(reason: String)
+## Emitted when an operation starts, before its scenario or start callable runs.
+signal operation_started(op: CappyOperation)
+
+const CappyOperation := preload("res://addons/cappy/operation.gd")
+const Connection := preload("res://addons/cappy/connection.gd")
+const Checks := preload("res://addons/cappy/checks.gd")
+const Codec := preload("res://addons/cappy/replay_codec.gd")
+const Frames := preload("res://addons/cappy/frames.gd")
+
+const PROTOCOL_VERSION := 1
+const ADAPTER_NAME := "cappy-godot"
+const ADAPTER_VERSION := "0.1.0"
+
+## The game's id in hello; default: the project's name, as a slug.
+var game_id := ""
+## The game's name in hello; default: the project's name.
+var game_name := ""
+## The build identity in hello; default: application/config/version.
+var build := ""
+## A GDScript error while an operation runs fails it with SCRIPT_ERROR
+## (a recording keeps going and lists the errors in its summary).
+var fail_on_script_error := true
+
+var _conn: Connection
+var _hello_sent := false
+var _welcomed := false
+var _ended := false
+var _scenarios := {} # id -> {"entry": wire description, "run": Callable}
+var _cameras := {} # name -> Camera2D or Camera3D
+var _freeform_start := Callable()
+var _errors := ScriptErrors.new()
+var _frames := Frames.new()
+
+# The current operation: prepared (waiting for start) or running.
+var _op: CappyOperation
+var _launched := false
+var _replay := {} # the recording a replay plays
+var _arm_pending := false
+var _armed := false
+var _inputs: Array = [] # a recording's [frame, event] pairs
+var _next_input := 0 # a replay's next input
+var _script_errors: Array[String] = []
+
+# The presentation in force, restored when the operation ends.
+var _base_tps := 60
+var _base_time_scale := 1.0
+var _scaled := false
+var _previous_camera: Node
+
+
+func _ready() -> void:
+	process_mode = Node.PROCESS_MODE_ALWAYS
+	process_priority = -(1 << 30)
+	process_physics_priority = -(1 << 30)
+	var endpoint := OS.get_environment("CAPPY_ENDPOINT")
+	var token := OS.get_environment("CAPPY_SESSION_TOKEN")
+	if endpoint.is_empty() or token.is_empty():
+		set_process(false)
+		set_physics_process(false)
+		return
+	if not (endpoint.begins_with("ws://") or endpoint.begins_with("wss://")):
+		push_warning("Cappy: CAPPY_ENDPOINT %s is not a ws:// URL; not connecting" % endpoint)
+		set_process(false)
+		set_physics_process(false)
+		return
+	var project_name := str(ProjectSettings.get_setting("application/config/name", "godot-game"))
+	if game_name.is_empty():
+		game_name = project_name
+	if game_id.is_empty():
+		game_id = _slug(project_name)
+	if build.is_empty():
+		build = str(ProjectSettings.get_setting("application/config/version", ""))
+	OS.add_logger(_errors)
+	_frames.setup(self)
+	var late := LateTick.new()
+	late.cappy = self
+	add_child(late)
+	_conn = Connection.new()
+	var err := _conn.open(endpoint)
+	if err != OK:
+		push_warning("Cappy: cannot connect to %s: %s" % [endpoint, error_string(err)])
+		_conn = null
+		set_process(false)
+		set_physics_process(false)
+		return
+	set_meta("token", token)
+
+
+func _exit_tree() -> void:
+	if _conn != null:
+		if _op != null:
+			_teardown("cancelled")
+		_conn.close(1001, "game quitting")
+		_conn = null
+	OS.remove_logger(_errors)
+
+
+## Whether this game was started by a Cappy controller (CAPPY_ENDPOINT set).
+func is_enabled() -> bool:
+	return _conn != null
+
+
+## Registers an authored scenario. run is called with the CappyOperation
+## and may await; when it returns, the scenario completes (a returned
+## Dictionary joins the summary) unless it called op.fail first.
+## parameters maps each name to {"type": "string" | "number" | "integer" |
+## "boolean", "description"?, "required"?, "default"?, "enum"?,
+## "minimum"?, "maximum"?}; info may hold "name" and "description".
+func register_scenario(id: String, run: Callable, parameters: Dictionary = {}, info: Dictionary = {}) -> void:
+	if id.is_empty() or id.length() > 128:
+		push_error("Cappy: a scenario id must be 1 to 128 characters")
+		return
+	for name: Variant in parameters.keys():
+		var why := Checks.check_description(str(name), parameters[name] if parameters[name] is Dictionary else {})
+		if why != "":
+			push_error("Cappy: scenario %s: %s" % [id, why])
+			return
+	var entry := {"id": id, "requiredCapabilities": ["scenarios"]}
+	if not parameters.is_empty():
+		entry["parameters"] = parameters
+	for key: String in ["name", "description"]:
+		if info.has(key):
+			entry[key] = str(info[key])
+	_scenarios[id] = {"entry": entry, "run": run}
+	if _welcomed:
+		_send_registry()
+
+
+## Removes a scenario from the registry.
+func unregister_scenario(id: String) -> void:
+	if _scenarios.erase(id) and _welcomed:
+		_send_registry()
+
+
+## Names a camera (Camera2D or Camera3D) for presentation.camera. Register
+## cameras before the first frame: hello advertises alternate_cameras then.
+func register_camera(camera_name: String, camera: Node) -> void:
+	if not (camera is Camera2D or camera is Camera3D):
+		push_error("Cappy: camera %s is not a Camera2D or Camera3D" % camera_name)
+		return
+	_cameras[camera_name] = camera
+
+
+## Enables freeform recordings and replays. start is called with the
+## CappyOperation (kind "recording" or "replay") and must put the game in
+## the state a recording starts from, seeding its random number generators
+## from op.rng_seed; it may await. Input is recorded, or replayed, from the
+## first physics frame after it returns.
+func set_freeform(start: Callable) -> void:
+	_freeform_start = start
+
+
+## The operation in progress, or null.
+func current_operation() -> CappyOperation:
+	return _op if _launched else null
+
+
+func _process(_delta: float) -> void:
+	if _conn == null:
+		return
+	for w in _conn.take_warnings():
+		push_warning("Cappy: " + w)
+	var state := _conn.state()
+	if not _hello_sent and state == WebSocketPeer.STATE_OPEN:
+		_hello_sent = true
+		_send(_hello())
+	for m in _conn.take():
+		_handle(m)
+		if _conn == null:
+			return
+	_check_script_errors()
+	if state == WebSocketPeer.STATE_CLOSED and not _ended:
+		_lost("the controller closed the connection (%s)" % _conn.close_reason())
+
+
+func _physics_process(delta: float) -> void:
+	if _op == null or not _launched or not _op.is_active():
+		return
+	if _scaled and absf(delta - _base_time_scale / _base_tps) > 1e-9:
+		_end(_op, "failed", "SIMULATION_CHANGED", "the physics step became %s s instead of %s s while the operation ran at timeScale %s: the game changed Engine.time_scale or physics_ticks_per_second, so a replay would not be the same simulation" % [delta, _base_time_scale / _base_tps, _op.time_scale])
+		return
+	if _arm_pending:
+		_arm_pending = false
+		_arm()
+
+
+# At the end of each physics frame, after the game's: a replay's input
+# goes in where the recording's arrived, between this frame and the next
+# (Input makes an action pressed now "just pressed" in the next physics
+# frame, as it did for the player's).
+func _late_physics_process() -> void:
+	if _op != null and _launched and _armed and _op.kind == "replay":
+		_inject(_op.tick())
+
+
+func _hello() -> Dictionary:
+	var caps: Array[String] = ["scenarios", "time_scale"]
+	if _freeform_start.is_valid():
+		caps.append_array(["freeform_recording", "replay"])
+	if not _cameras.is_empty():
+		caps.append("alternate_cameras")
+	if _frames.available():
+		caps.append("frames")
+	var hello := {"type": "hello", "protocol": {"min": PROTOCOL_VERSION, "max": PROTOCOL_VERSION},
+		"token": get_meta("token"), "adapter": {"name": ADAPTER_NAME, "version": ADAPTER_VERSION},
+		"game": {"id": game_id, "name": game_name}, "capabilities": caps}
+	if not build.is_empty():
+		hello["build"] = build
+	return hello
+
+
+func _has_capability(c: String) -> bool:
+	return (_hello()["capabilities"] as Array).has(c)
+
+
+func _send(msg: Dictionary) -> bool:
+	if _conn == null:
+		return false
+	return _conn.send(JSON.stringify(msg))
+
+
+func _send_registry() -> void:
+	var list: Array = []
+	for id: String in _scenarios:
+		list.append(_scenarios[id]["entry"])
+	_send({"type": "scenarios", "scenarios": list})
+
+
+func _handle(m: Dictionary) -> void:
+	var type: String = m["type"]
+	var op_id := str(m.get("op", ""))
+	if not _welcomed:
+		match type:
+			"welcome":
+				if int(m.get("protocol", 0)) != PROTOCOL_VERSION:
+					_shut("the controller welcomed protocol %s; this adapter speaks %d" % [m.get("protocol"), PROTOCOL_VERSION])
+					return
+				_welcomed = true
+				_send_registry()
+				connected.emit()
+			"reject":
+				_shut("the controller rejected this game: %s: %s" % [m.get("code"), m.get("message")])
+			"error":
+				push_warning("Cappy: controller error %s: %s" % [m.get("code"), m.get("message")])
+			_:
+				push_warning("Cappy: ignoring %s before welcome" % type)
+		return
+	match type:
+		"list_scenarios":
+			_send_registry()
+		"prepare_scenario":
+			_prepare_scenario(op_id, m)
+		"prepare_replay":
+			_prepare_replay(op_id, m)
+		"record_start":
+			_record_start(op_id, m)
+		"start":
+			_start(op_id)
+		"stop":
+			if _op != null and _op.id == op_id and _launched:
+				_stop()
+		"cancel":
+			if _op != null and _op.id == op_id:
+				_teardown("cancelled")
+		"error":
+			push_warning("Cappy: controller error %s: %s" % [m.get("code"), m.get("message")])
+			if _op != null and _op.id == op_id and not op_id.is_empty():
+				_teardown("cancelled")
+		"reject":
+			_shut("the controller rejected this game: %s: %s" % [m.get("code"), m.get("message")])
+		"welcome":
+			push_warning("Cappy: ignoring a second welcome")
+		_:
+			push_warning("Cappy: ignoring a %s message" % type)
+
+
+func _fail_request(op_id: String, code: String, message: String) -> void:
+	_send({"type": "failed", "op": op_id, "code": code, "message": message})
+
+
+# Whether a new operation may begin; answers OPERATION_BUSY otherwise.
+func _admit(op_id: String) -> bool:
+	if op_id.is_empty():
+		push_warning("Cappy: ignoring an operation request without op")
+		return false
+	if _op != null:
+		_fail_request(op_id, "OPERATION_BUSY", "operation %s is still active" % _op.id)
+		return false
+	return true
+
+
+# Checks presentation and frames; on success the op carries them.
+func _prepare_common(op: CappyOperation, m: Dictionary) -> bool:
+	var p: Variant = m.get("presentation", {})
+	if p == null:
+		p = {}
+	if not (p is Dictionary):
+		_fail_request(op.id, "PRESENTATION_UNSUPPORTED", "presentation must be an object")
+		return false
+	var refusal := Checks.check_presentation(p, _has_capability)
+	if not refusal.is_empty():
+		_fail_request(op.id, refusal["code"], refusal["message"])
+		return false
+	if p.has("camera") and not _cameras.has(p["camera"]):
+		_fail_request(op.id, "UNKNOWN_CAMERA", "no camera %s (cameras: %s)" % [p["camera"], ", ".join(PackedStringArray(_cameras.keys()))])
+		return false
+	op.presentation = p
+	op.time_scale = float(p.get("timeScale", 1.0))
+	op.camera = str(p.get("camera", ""))
+	if m.has("frames") and m["frames"] != null:
+		if not _frames.available():
+			_fail_request(op.id, "PROTOCOL_OUT_OF_STATE", "frames asked of an adapter that did not advertise them")
+			return false
+		var f := Checks.check_frames(m["frames"])
+		if f.has("error"):
+			_fail_request(op.id, "PROTOCOL_INVALID_MESSAGE", f["error"])
+			return false
+		op.set_meta("frames", f)
+	return true
+
+
+func _prepare_scenario(op_id: String, m: Dictionary) -> void:
+	if not _admit(op_id):
+		return
+	var id := str(m.get("scenario", ""))
+	if not _scenarios.has(id):
+		_fail_request(op_id, "SCENARIO_NOT_FOUND", "no scenario %s" % id)
+		return
+	var args: Variant = m.get("parameters", {})
+	if args == null:
+		args = {}
+	if not (args is Dictionary):
+		_fail_request(op_id, "INVALID_PARAMETERS", "parameters must be an object")
+		return
+	var entry: Dictionary = _scenarios[id]["entry"]
+	var resolved := Checks.resolve(id, entry.get("parameters", {}), args)
+	if resolved.has("error"):
+		_fail_request(op_id, "INVALID_PARAMETERS", resolved["error"])
+		return
+	var op := CappyOperation.new(self, op_id, "scenario")
+	op.scenario = id
+	op.params = resolved["params"]
+	if not _prepare_common(op, m):
+		return
+	_op = op
+	_send({"type": "ready", "op": op_id})
+
+
+func _prepare_replay(op_id: String, m: Dictionary) -> void:
+	if not _admit(op_id):
+		return
+	if not _freeform_start.is_valid():
+		_fail_request(op_id, "REPLAY_UNSUPPORTED", "this game does not play replays (no Cappy.set_freeform)")
+		return
+	var decoded := Codec.from_payload(m.get("replay"), game_id, Engine.physics_ticks_per_second)
+	if not decoded.has("recording"):
+		_fail_request(op_id, decoded["code"], decoded["message"])
+		return
+	var op := CappyOperation.new(self, op_id, "replay")
+	if not _prepare_common(op, m):
+		return
+	_replay = decoded["recording"]
+	op.rng_seed = _replay["seed"]
+	_op = op
+	_send({"type": "ready", "op": op_id})
+
+
+func _record_start(op_id: String, m: Dictionary) -> void:
+	if not _admit(op_id):
+		return
+	if not _freeform_start.is_valid():
+		_fail_request(op_id, "CAPABILITY_MISSING", "this game does not support freeform recording (no Cappy.set_freeform)")
+		return
+	var op := CappyOperation.new(self, op_id, "recording")
+	if not _prepare_common(op, m):
+		return
+	op.rng_seed = hash(op_id) & 0x7fffffff
+	_op = op
+	_launch()
+
+
+func _start(op_id: String) -> void:
+	if _op == null or _op.id != op_id:
+		_fail_request(op_id, "PROTOCOL_OUT_OF_STATE", "operation %s is not prepared" % op_id)
+	elif _launched:
+		push_warning("Cappy: ignoring a repeated start of %s" % op_id)
+	else:
+		_launch()
+
+
+func _launch() -> void:
+	var op := _op
+	_launched = true
+	_script_errors.clear()
+	_errors.take()
+	_apply_presentation(op)
+	op._start_clock(1000.0 / _base_tps)
+	if not _send({"type": "started", "op": op.id}):
+		_teardown("cancelled")
+		return
+	_frames.begin(op)
+	operation_started.emit(op)
+	if op.kind == "scenario":
+		_run_scenario(op)
+	else:
+		_run_freeform(op)
+
+
+func _run_scenario(op: CappyOperation) -> void:
+	var run: Callable = _scenarios[op.scenario]["run"]
+	var result: Variant = await run.call(op)
+	_check_script_errors()
+	if op.is_active():
+		if result is Dictionary:
+			op.summary.merge(result, true)
+		_end(op, "completed", "", "")
+
+
+func _run_freeform(op: CappyOperation) -> void:
+	seed(op.rng_seed)
+	await _freeform_start.call(op)
+	_check_script_errors()
+	if op.is_active():
+		_arm_pending = true
+
+
+# The first physics frame of a recording or replay: its clock starts, the
+# input starts from nothing held, and recording begins.
+func _arm() -> void:
+	_armed = true
+	_op._start_clock(1000.0 / _base_tps)
+	for action: StringName in InputMap.get_actions():
+		Input.action_release(action)
+	if _op.kind == "recording":
+		_inputs = []
+		get_tree().root.window_input.connect(_record_input)
+	else:
+		_next_input = 0
+
+
+func _record_input(event: InputEvent) -> void:
+	if _op == null or not _armed or _op.kind != "recording":
+		return
+	var d := Codec.encode_event(event)
+	if not d.is_empty():
+		_inputs.append([_op.tick(), d])
+
+
+func _inject(tick: int) -> void:
+	var inputs: Array = _replay["inputs"]
+	var injected := false
+	while _next_input < inputs.size() and int(inputs[_next_input][0]) <= tick:
+		Input.parse_input_event(Codec.decode_event(inputs[_next_input][1]))
+		_next_input += 1
+		injected = true
+	if injected:
+		Input.flush_buffered_events()
+	if tick >= int(_replay["ticks"]) and _op != null:
+		_op.summary.merge({"ticks": tick, "inputs": _next_input}, false)
+		_end(_op, "completed", "", "")
+
+
+func _stop() -> void:
+	var op := _op
+	op._request_stop()
+	match op.kind:
+		"recording":
+			_finish_recording(op)
+		"replay":
+			op.summary.merge({"ticks": op.tick(), "inputs": _next_input, "stopped": true}, false)
+			_end(op, "completed", "", "")
+
+
+func _finish_recording(op: CappyOperation) -> void:
+	var rec := {"format": Codec.FORMAT, "game": game_id, "seed": op.rng_seed,
+		"physicsTicksPerSecond": _base_tps, "ticks": op.tick() if _armed else 0, "inputs": _inputs}
+	var payload := Codec.to_payload(rec)
+	if payload.has("error"):
+		_end(op, "failed", "REPLAY_INVALID", payload["error"])
+		return
+	op.summary.merge({"ticks": rec["ticks"], "inputs": _inputs.size(), "seed": op.rng_seed}, false)
+	if not _script_errors.is_empty():
+		op.summary["scriptErrors"] = _script_errors.slice(0, 5)
+	op.set_meta("replay", payload)
+	_end(op, "completed", "", "")
+
+
+# Called by CappyOperation.emit_event.
+func _send_event(op: CappyOperation, text: String) -> bool:
+	if op != _op or not _launched:
+		return false
+	if text.length() > Connection.MAX_MESSAGE_BYTES:
+		push_warning("Cappy: dropping an event of %d bytes, over the 4 MiB message limit" % text.length())
+		return false
+	op.set_meta("events", int(op.get_meta("events", 0)) + 1)
+	return _conn.send(text)
+
+
+# Called by CappyOperation.capture_frame.
+func _capture_frame(op: CappyOperation, reason: String) -> void:
+	if op == _op and _launched:
+		_frames.extra(op, reason)
+
+
+# Called by CappyOperation.fail and complete.
+func _end_operation(op: CappyOperation, status: String, code: String, message: String) -> void:
+	if op == _op and _launched:
+		_end(op, status, code, message)
+
+
+# Sends the operation's outcome and tears it down.
+func _end(op: CappyOperation, status: String, code: String, message: String) -> void:
+	if op != _op or not op.is_active():
+		return
+	var msg := {"type": status, "op": op.id}
+	if status == "failed":
+		msg["code"] = code
+		msg["message"] = message.left(4000)
+	else:
+		if op.has_meta("replay"):
+			msg["replay"] = op.get_meta("replay")
+		op.summary.merge({"simMs": snappedf(op.sim_time_ms(), 0.001), "events": int(op.get_meta("events", 0))}, false)
+		msg["summary"] = op.summary
+	_teardown(status)
+	_send(msg)
+
+
+# Ends the current operation locally: restores the presentation, stops
+# recording and frames, and tells the game.
+func _teardown(status: String) -> void:
+	var op := _op
+	if op == null:
+		return
+	_op = null
+	if _armed and op.kind == "recording":
+		get_tree().root.window_input.disconnect(_record_input)
+	_launched = false
+	_armed = false
+	_arm_pending = false
+	_replay = {}
+	_frames.end()
+	_restore_presentation()
+	op._finish(status)
+
+
+func _apply_presentation(op: CappyOperation) -> void:
+	_base_tps = Engine.physics_ticks_per_second
+	_base_time_scale = Engine.time_scale
+	_scaled = op.time_scale != 1.0
+	if _scaled:
+		# The same simulation at another speed: as many physics frames per
+		# simulated second, each as long in simulated time as at speed 1.
+		var tps := maxi(1, roundi(_base_tps * op.time_scale))
+		Engine.physics_ticks_per_second = tps
+		Engine.time_scale = _base_time_scale * tps / _base_tps
+	_previous_camera = null
+	if op.camera != "":
+		var cam: Node = _cameras[op.camera]
+		if cam is Camera2D:
+			_previous_camera = get_viewport().get_camera_2d()
+			(cam as Camera2D).make_current()
+		elif cam is Camera3D:
+			_previous_camera = get_viewport().get_camera_3d()
+			(cam as Camera3D).make_current()
+
+
+func _restore_presentation() -> void:
+	if _scaled:
+		Engine.physics_ticks_per_second = _base_tps
+		Engine.time_scale = _base_time_scale
+		_scaled = false
+	if is_instance_valid(_previous_camera):
+		_previous_camera.call("make_current")
+	_previous_camera = null
+
+
+func _check_script_errors() -> void:
+	var errors := _errors.take()
+	if errors.is_empty() or _op == null or not _launched:
+		return
+	if _op.kind == "recording" or not fail_on_script_error:
+		_script_errors.append_array(errors)
+		return
+	_end(_op, "failed", "SCRIPT_ERROR", "a GDScript error while the %s ran: %s" % [_op.kind, errors[0]])
+
+
+# The connection is gone: the operation is over, the game goes on.
+func _lost(why: String) -> void:
+	_ended = true
+	if _op != null:
+		_teardown("cancelled")
+	push_warning("Cappy: " + why)
+	disconnected.emit(why)
+
+
+func _shut(why: String) -> void:
+	_lost(why)
+	_conn.close(1000, "")
+	_conn = null
+	set_process(false)
+	set_physics_process(false)
+
+
+static func _slug(s: String) -> String:
+	var out := ""
+	for c in s.to_lower():
+		out += c if (c >= "a" and c <= "z") or (c >= "0" and c <= "9") else "-"
+	while out.contains("--"):
+		out = out.replace("--", "-")
+	out = out.trim_prefix("-").trim_suffix("-")
+	return out if not out.is_empty() else "godot-game"
+
+
+## Runs after every other node's _physics_process.
+class LateTick extends Node:
+	var cappy: Node
+
+	func _ready() -> void:
+		process_mode = Node.PROCESS_MODE_ALWAYS
+		process_physics_priority = 1 << 30
+
+	func _physics_process(_delta: float) -> void:
+		cappy._late_physics_process()
+
+
+## Records GDScript errors (from any thread) for the operation in progress.
+class ScriptErrors extends Logger:
+	var _mutex := Mutex.new()
+	var _items: Array[String] = []
+
+	func _log_error(function: String, file: String, line: int, code: String, rationale: String,
+			_editor_notify: bool, error_type: int, _script_backtraces: Array[ScriptBacktrace]) -> void:
+		if error_type != ERROR_TYPE_SCRIPT:
+			return
+		var text := "%s:%d in %s(): %s" % [file, line, function, rationale if not rationale.is_empty() else code]
+		_mutex.lock()
+		if _items.size() < 16:
+			_items.append(text)
+		_mutex.unlock()
+
+	func take() -> Array[String]:
+		_mutex.lock()
+		var items := _items
+		_items = []
+		_mutex.unlock()
+		return items
