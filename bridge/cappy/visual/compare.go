@@ -31,7 +31,9 @@ func SignatureOf(path string) (Signature, error) {
 		return Signature{}, err
 	}
 	w, h := SignatureWidth, max((s.h*SignatureWidth+s.w/2)/s.w, 1)
-	r, err := s.decode(w)
+	// Decoded at twice the grid at least: averaging DCT blocks that do not
+	// line up with the grid's cells would blur edges between them.
+	r, err := s.decode(2 * w)
 	if err != nil {
 		return Signature{}, fmt.Errorf("%s: %w", path, err)
 	}

@@ -20,6 +20,7 @@ type scene struct {
 	floor        color.RGBA // the floor's colour (a large area)
 	heroX, heroY int        // the hero's top-left corner, in 1280x720 units
 	seed         int        // other content entirely
+	noise        bool       // a textured floor (harder to compress, like real games)
 }
 
 // arena is the default scene.
@@ -39,19 +40,27 @@ func (s scene) render() *image.RGBA {
 		for y := 0; y < s.h; y++ {
 			for x := 0; x < s.w; x++ {
 				v := uint8(((x + y + s.seed*37) / 24 % 2) * 200)
-				img.SetRGBA(x, y, color.RGBA{v, 255 - v, uint8(x * 255 / s.w), 255})
+				i := y*img.Stride + 4*x
+				img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = v, 255-v, uint8(x*255/s.w), 255
 			}
 		}
 		return img
 	}
+	// The floor, row by row (pixels written directly: tests render many).
+	row := make([]uint8, 4*s.w)
 	for y := 0; y < s.h; y++ {
 		for x := 0; x < s.w; x++ {
 			c := s.floor
 			if (x*1280/s.w/64+y*720/s.h/64)%2 == 0 { // floor tiles
 				c.R, c.G, c.B = c.R+12, c.G+12, c.B+12
 			}
-			img.SetRGBA(x, y, c)
+			if s.noise {
+				n := uint8((uint32(x)*2654435761 ^ uint32(y)*40503) >> 28) // 0..15
+				c.R, c.G, c.B = c.R+n, c.G+n/2, c.B+n
+			}
+			row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = c.R, c.G, c.B, 255
 		}
+		copy(img.Pix[y*img.Stride:], row)
 	}
 	fill(0, 0, 1280, 60, color.RGBA{20, 20, 30, 255})                              // HUD bar
 	fill(20, 20, 420, 40, color.RGBA{200, 40, 40, 255})                            // hero HP

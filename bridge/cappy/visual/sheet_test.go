@@ -65,7 +65,7 @@ func TestContactSheet(t *testing.T) {
 	dir := t.TempDir()
 	var items []SheetItem
 	for i := range 24 {
-		s := arena(1280, 720)
+		s := arena(640, 360)
 		s.floor = cellColour(i)
 		var p string
 		if i%3 == 0 {
@@ -84,7 +84,7 @@ func TestContactSheet(t *testing.T) {
 	if img.Bounds() != image.Rect(0, 0, w, h) || w > DefaultSheetWidth {
 		t.Fatalf("sheet %v, reported %dx%d", img.Bounds(), w, h)
 	}
-	l := layoutSheet(24, 1280, 720, DefaultSheetWidth, 1280, bandHeight(2, labelPad))
+	l := layoutSheet(24, 640, 360, DefaultSheetWidth, 640, bandHeight(2, labelPad))
 	if w != l.w || h != l.h || l.cols != 4 || l.rows != 6 {
 		t.Fatalf("sheet %dx%d, layout %+v", w, h, l)
 	}
