@@ -3,6 +3,7 @@ package visual
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -145,4 +146,108 @@ func jpegWithSize(t testing.TB, w, h int) []byte {
 	data[i+5], data[i+6] = byte(h>>8), byte(h)
 	data[i+7], data[i+8] = byte(w>>8), byte(w)
 	return data
+}
+
+func TestAgentJPEGPassThrough(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, arena(640, 360).render(), &jpeg.Options{Quality: 85}); err != nil {
+		t.Fatal(err)
+	}
+	orig := b.Bytes()
+	// An EXIF-like APP1 with text, a comment, an Adobe APP14 (kept).
+	app1 := append([]byte{0xff, 0xe1, 0, 2 + 17}, "Exif\x00\x00secret-text"...)
+	adobe := []byte{0xff, 0xee, 0, 14, 'A', 'd', 'o', 'b', 'e', 0, 100, 0, 0, 0, 0, 1}
+	com := append([]byte{0xff, 0xfe, 0, 2 + 6}, "secret"...)
+	withMeta := append(append(append(append(append([]byte{}, orig[:2]...), app1...), adobe...), com...), orig[2:]...)
+	withMeta = append(withMeta, "trailing secret"...)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []byte
+	}{
+		{"plain", orig, orig},
+		{"metadata", withMeta, append(append(append([]byte{}, orig[:2]...), adobe...), orig[2:]...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeFile(t, dir, c.name+".jpg", c.data)
+			out, w, h, err := AgentJPEG(p, 640, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w != 640 || h != 360 || !bytes.Equal(out, c.want) {
+				t.Fatalf("%dx%d, %d bytes, want the %d bytes of the picture", w, h, len(out), len(c.want))
+			}
+			if bytes.Contains(out, []byte("secret")) {
+				t.Fatal("metadata reached the agent")
+			}
+			decodeJPEGBytes(t, out)
+		})
+	}
+	t.Run("heavy frames are re-encoded", func(t *testing.T) {
+		s := arena(640, 360)
+		s.seed = 3
+		img := s.render()
+		for i := range img.Pix { // noise: incompressible
+			img.Pix[i] ^= uint8(i * 2654435761 >> 13)
+		}
+		p := writeJPEG(t, dir, "heavy.jpg", img, 100)
+		st, _ := os.Stat(p)
+		out, _, _, err := AgentJPEG(p, 640, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size()*8 <= passBitsPerPixel*640*360 || int64(len(out)) >= st.Size()/2 {
+			t.Fatalf("%d bytes in, %d out", st.Size(), len(out))
+		}
+	})
+	t.Run("a broken picture is an error", func(t *testing.T) {
+		bad := append([]byte{}, orig...)
+		// Garble the entropy-coded data after the scan header.
+		sos := bytes.Index(bad, []byte{0xff, 0xda})
+		for i := sos + 20; i < len(bad)-2; i += 7 {
+			bad[i] = 0xff
+		}
+		p := writeFile(t, dir, "broken.jpg", bad)
+		if _, _, _, err := AgentJPEG(p, 640, 0); err == nil {
+			t.Fatal("a broken JPEG passed")
+		}
+	})
+}
+
+func TestStripJPEGStructure(t *testing.T) {
+	for _, data := range [][]byte{
+		nil, {0xff, 0xd8}, {0xff, 0xd8, 0xff, 0xe0, 0, 1}, {0xff, 0xd8, 0xff, 0xe0, 0, 200, 1, 2},
+		{0xff, 0xd8, 0xff, 0xda, 0, 2, 1, 2, 3}, {0xff, 0xd8, 0x00, 0x00},
+	} {
+		if _, err := stripJPEG(data); err == nil {
+			t.Errorf("stripJPEG(% x) accepted", data)
+		}
+	}
+}
+
+func TestAgentJPEGs(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 5 {
+		s := arena(320+i*160, 180+i*90)
+		paths = append(paths, writeJPEG(t, dir, fmt.Sprintf("f%d.jpg", i), s.render(), 80))
+	}
+	paths = append(paths, filepath.Join(dir, "missing.jpg"))
+	got := AgentJPEGs(paths, 480, 0)
+	if len(got) != len(paths) {
+		t.Fatalf("%d results for %d paths", len(got), len(paths))
+	}
+	for i, g := range got[:5] {
+		want, w, h, err := AgentJPEG(paths[i], 480, 0)
+		if err != nil || g.Err != nil || !bytes.Equal(g.JPEG, want) || g.Width != w || g.Height != h {
+			t.Errorf("%d: %dx%d %v, alone %dx%d %v", i, g.Width, g.Height, g.Err, w, h, err)
+		}
+	}
+	if !errors.Is(got[5].Err, os.ErrNotExist) {
+		t.Errorf("missing: %v", got[5].Err)
+	}
+	if len(AgentJPEGs(nil, 0, 0)) != 0 {
+		t.Error("results without paths")
+	}
 }

@@ -17,15 +17,21 @@ import (
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
-// benchFrames writes n textured arena frames of w×h as JPEGs (quality 85,
-// what the adapter library sends) and returns their paths.
+// benchFrames writes n textured arena frames of w×h as JPEGs (quality 85)
+// and returns their paths.
 func benchFrames(b *testing.B, n, w, h int) []string {
+	return benchFramesOf(b, n, w, h, true)
+}
+
+// benchFramesOf writes n arena frames, textured (a noisy floor, like real
+// games: heavy for entropy decoding) or flat (like the demo game).
+func benchFramesOf(b *testing.B, n, w, h int, textured bool) []string {
 	b.Helper()
 	dir := b.TempDir()
 	paths := make([]string, n)
 	for i := range paths {
 		s := arena(w, h)
-		s.noise = true
+		s.noise = textured
 		s.heroX = 100 + i*37%1000
 		paths[i] = writeJPEG(b, dir, fmt.Sprintf("f%04d.jpg", i), s.render(), 85)
 	}
@@ -87,21 +93,29 @@ func BenchmarkAgentJPEG(b *testing.B) {
 // contact sheet of 24 frames and 8 agent images, and each part; floor: the
 // bare image/jpeg decode of the same 32 frames.
 func BenchmarkGetCaptureImages(b *testing.B) {
-	for _, sz := range benchSizes {
-		paths := benchFrames(b, 32, sz[0], sz[1])
+	for _, kind := range []string{"textured", "flat"} {
+		for _, sz := range benchSizes {
+			benchGetCapture(b, kind, sz[0], sz[1])
+		}
+	}
+}
+
+func benchGetCapture(b *testing.B, kind string, w, h int) {
+	{
+		paths := benchFramesOf(b, 32, w, h, kind == "textured")
 		items := make([]SheetItem, 24)
 		for i := range items {
 			items[i] = SheetItem{Path: paths[i], Label: []string{fmt.Sprintf("%.1f s", float64(i)*25), "BOSS_PHASE"}}
 		}
-		name := fmt.Sprintf("%dx%d", sz[0], sz[1])
+		name := fmt.Sprintf("%s-%dx%d", kind, w, h)
 		b.Run("sheet24+agent8-"+name, func(b *testing.B) {
 			loop(b, func() {
 				if _, _, _, err := ContactSheet(items, nil); err != nil {
 					b.Fatal(err)
 				}
-				for _, p := range paths[24:] {
-					if _, _, _, err := AgentJPEG(p, 0, 0); err != nil {
-						b.Fatal(err)
+				for _, img := range AgentJPEGs(paths[24:], 0, 0) {
+					if img.Err != nil {
+						b.Fatal(img.Err)
 					}
 				}
 			})

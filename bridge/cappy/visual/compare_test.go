@@ -19,6 +19,8 @@ func diffCases(t testing.TB, w, h int) []diffCase {
 	base := arena(w, h)
 	moved := base
 	moved.heroX += 4
+	far := base
+	far.heroX += 120 // the hero elsewhere
 	recolour := base
 	recolour.floor = color.RGBA{70, 40, 50, 255} // a darker, redder floor
 	hue := base
@@ -31,6 +33,7 @@ func diffCases(t testing.TB, w, h int) []diffCase {
 		{"re-encoded at quality 50", a, writeJPEG(t, dir, "a50.jpg", base.render(), 50)},
 		{"as PNG", a, writePNG(t, dir, "a.png", base.render())},
 		{"sprite moved 4 px", a, writeJPEG(t, dir, "moved.jpg", moved.render(), 90)},
+		{"sprite moved 120 px", a, writeJPEG(t, dir, "far.jpg", far.render(), 90)},
 		{"floor colour changed", a, writeJPEG(t, dir, "recolour.jpg", recolour.render(), 90)},
 		{"floor hue changed, same brightness", a, writeJPEG(t, dir, "hue.jpg", hue.render(), 90)},
 		{"another picture", a, writeJPEG(t, dir, "other.jpg", other.render(), 90)},
@@ -42,7 +45,7 @@ func diffCases(t testing.TB, w, h int) []diffCase {
 // same grids (the measurements behind the choice of metric).
 func TestDiffCases(t *testing.T) {
 	for _, size := range [][2]int{{1280, 720}, {640, 360}} {
-		d := map[string]float64{}
+		d, dmax := map[string]float64{}, map[string]float64{}
 		for _, c := range diffCases(t, size[0], size[1]) {
 			sa, err := SignatureOf(c.a)
 			if err != nil {
@@ -55,9 +58,9 @@ func TestDiffCases(t *testing.T) {
 			if sa.W != SignatureWidth || sa.H != 36 {
 				t.Fatalf("signature %dx%d", sa.W, sa.H)
 			}
-			d[c.name] = Diff(sa, sb)
-			t.Logf("%dx%d %-36s Diff %.4f  gray MAD %.4f  gray SSIM dissimilarity %.4f",
-				size[0], size[1], c.name, d[c.name], grayMAD(sa, sb), 1-ssim(sa, sb))
+			d[c.name], dmax[c.name] = Diff(sa, sb), DiffMax(sa, sb)
+			t.Logf("%dx%d %-36s Diff %.4f  DiffMax %.3f  gray MAD %.4f  gray SSIM dissimilarity %.4f",
+				size[0], size[1], c.name, d[c.name], dmax[c.name], grayMAD(sa, sb), 1-ssim(sa, sb))
 		}
 		if d["identical"] != 0 {
 			t.Errorf("identical frames differ: %v", d["identical"])
@@ -71,6 +74,16 @@ func TestDiffCases(t *testing.T) {
 			if d[change] <= 2*DefaultDiffThreshold {
 				t.Errorf("%s: Diff %.4f, want over %.3f", change, d[change], 2*DefaultDiffThreshold)
 			}
+		}
+		// DiffMax: noise low, a sprite elsewhere high.
+		for _, noise := range []string{"re-encoded at quality 50", "as PNG", "sprite moved 4 px"} {
+			if dmax[noise] >= DefaultDiffMaxThreshold*2/3 {
+				t.Errorf("%s: DiffMax %.3f, want under %.2f", noise, dmax[noise], DefaultDiffMaxThreshold*2/3)
+			}
+		}
+		if dmax["sprite moved 120 px"] < DefaultDiffMaxThreshold*4/3 || d["sprite moved 120 px"] >= DefaultDiffThreshold {
+			t.Errorf("sprite moved 120 px: DiffMax %.3f (want over 0.4), Diff %.4f (want under the threshold)",
+				dmax["sprite moved 120 px"], d["sprite moved 120 px"])
 		}
 		if d["another picture"] <= d["floor colour changed"] || d["another picture"] <= 0.15 {
 			t.Errorf("another picture: Diff %.4f", d["another picture"])

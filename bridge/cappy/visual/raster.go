@@ -183,6 +183,20 @@ func (p plane) resample(w, h int) plane {
 	return q
 }
 
+// scaled420 returns the raster area-averaged to w×h as a 4:2:0 YCbCr image
+// (or Gray), what a JPEG encoder keeps anyway: a JPEG source's planes are
+// used as they are when the size does not change.
+func (r *raster) scaled420(w, h int) image.Image {
+	y := r.y.resample(w, h)
+	if r.gray() {
+		return &image.Gray{Pix: y.pix, Stride: y.stride, Rect: image.Rect(0, 0, w, h)}
+	}
+	cw, ch := (w+1)/2, (h+1)/2
+	cb, cr := r.cb.resample(cw, ch), r.cr.resample(cw, ch)
+	return &image.YCbCr{Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride,
+		SubsampleRatio: image.YCbCrSubsampleRatio420, Rect: image.Rect(0, 0, w, h)}
+}
+
 // scaled returns the raster area-averaged to w×h as a 4:4:4 YCbCr image (or
 // Gray for a grayscale raster).
 func (r *raster) scaled(w, h int) image.Image {

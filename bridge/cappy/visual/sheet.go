@@ -3,7 +3,6 @@ package visual
 import (
 	"errors"
 	"image"
-	"image/draw"
 	"math"
 	"runtime"
 	"sync"
@@ -164,32 +163,30 @@ func ContactSheet(items []SheetItem, o *SheetOptions) (jpg []byte, w, h int, err
 	}
 	l := layoutSheet(len(cells), aw, ah, opt.Width, maxW, bandHeight(lines, labelPad))
 
-	canvas := image.NewRGBA(image.Rect(0, 0, l.w, l.h))
-	draw.Draw(canvas, canvas.Rect, sheetColor, image.Point{}, draw.Src)
+	canvas := newCanvas(l.w, l.h, sheetColor)
 	parallel(len(cells), func(i int) {
 		thumb, band := l.cell(i)
 		var img image.Image
 		if heads[i].err == nil {
 			tw, th := fitBox(heads[i].w, heads[i].h, l.tw, l.th)
 			if r, err := decodeFile(cells[i].Path, tw); err == nil {
-				img = r.scaled(tw, th)
+				img = r.scaled420(tw, th)
 			}
 		}
 		// Cells do not overlap: drawing them concurrently is safe.
 		if img == nil {
-			draw.Draw(canvas, thumb, emptyColor, image.Point{}, draw.Src)
-			drawLabel(canvas, image.Rect(thumb.Min.X, thumb.Min.Y, thumb.Max.X, thumb.Min.Y+bandHeight(1, labelPad)), []string{"(no image)"}, labelPad)
+			canvas.fill(thumb, emptyColor)
+			drawText(canvas, thumb, []string{"(no image)"}, labelPad)
 		} else {
 			b := img.Bounds()
-			at := thumb.Min.Add(image.Pt((l.tw-b.Dx())/2, (l.th-b.Dy())/2))
-			draw.Draw(canvas, b.Add(at), img, image.Point{}, draw.Src)
+			canvas.put(img, thumb.Min.Add(image.Pt((l.tw-b.Dx())/2, (l.th-b.Dy())/2)))
 		}
 		if l.band > 0 {
 			label := cells[i].Label
 			drawLabel(canvas, band, label[:min(len(label), lines)], labelPad)
 		}
 	})
-	jpg, err = encodeJPEG(canvas, opt.Quality)
+	jpg, err = encodeJPEG(canvas.m, opt.Quality)
 	if err != nil {
 		return nil, 0, 0, err
 	}

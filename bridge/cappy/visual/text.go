@@ -3,7 +3,6 @@ package visual
 import (
 	"image"
 	"image/color"
-	"image/draw"
 	"strings"
 
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
@@ -17,10 +16,10 @@ var (
 	face       = basicfont.Face7x13
 	lineHeight = face.Height  // 13 px
 	charWidth  = face.Advance // 7 px
-	textColor  = image.NewUniform(color.RGBA{0xee, 0xee, 0xee, 0xff})
-	bandColor  = image.NewUniform(color.RGBA{0x20, 0x20, 0x24, 0xff})
-	sheetColor = image.NewUniform(color.RGBA{0x10, 0x10, 0x12, 0xff})
-	emptyColor = image.NewUniform(color.RGBA{0x38, 0x38, 0x3c, 0xff})
+	textLuma   = image.NewUniform(color.Gray{0xee})
+	bandColor  = color.RGBA{0x20, 0x20, 0x20, 0xff} // gray: text is drawn in luma only
+	sheetColor = color.RGBA{0x10, 0x10, 0x12, 0xff}
+	emptyColor = color.RGBA{0x38, 0x38, 0x38, 0xff}
 )
 
 // maxLabelInput is how much of a label is looked at: a label is one short
@@ -67,10 +66,16 @@ func labelText(s string, n int) string {
 // drawLabel draws the lines of a label in the band rectangle, one line per
 // lineHeight from its top, each cut to the band's width (with pad pixels on
 // each side).
-func drawLabel(dst draw.Image, band image.Rectangle, lines []string, pad int) {
-	draw.Draw(dst, band, bandColor, image.Point{}, draw.Src)
+func drawLabel(k canvas, band image.Rectangle, lines []string, pad int) {
+	k.fill(band, bandColor)
+	drawText(k, band, lines, pad)
+}
+
+// drawText draws lines as drawLabel does, on a gray background already
+// there (text is drawn in luma only).
+func drawText(k canvas, band image.Rectangle, lines []string, pad int) {
 	n := (band.Dx() - 2*pad) / charWidth
-	d := font.Drawer{Dst: dst, Src: textColor, Face: face}
+	d := font.Drawer{Dst: k.luma(), Src: textLuma, Face: face}
 	for i, l := range lines {
 		top := band.Min.Y + pad + i*lineHeight
 		if top+lineHeight > band.Max.Y {
