@@ -8,10 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,43 +23,12 @@ import (
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-// copyDir copies a directory tree (files and directories only).
-func copyDir(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && d.Name() == ".godot" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // project copies a Godot project of the repository (e.g.
 // "examples/godot-arena") into a temporary directory, with the addon as it
 // is in adapters/godot, and returns the copy's path.
 func project(t testing.TB, g sysdeps.Godot, rel string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), filepath.Base(rel))
-	copyDir(t, filepath.Join(g.Repo, rel), dir)
-	addon := filepath.Join(dir, "addons", "cappy")
-	os.RemoveAll(addon)
-	copyDir(t, filepath.Join(g.Repo, "adapters", "godot", "addons", "cappy"), addon)
-	return dir
+	return g.Project(t, rel, filepath.Join(t.TempDir(), filepath.Base(rel)))
 }
 
 // game is Godot running a project in the tree, launched the way the
@@ -178,6 +149,7 @@ func payload(t *testing.T, e protocol.Event) map[string]any {
 // registry with typed parameters, a request in the same burst as welcome,
 // and a scenario's events on the simulation's clock.
 func TestArenaHandshakeAndScenario(t *testing.T) {
+	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	ctrl, err := adaptertest.NewController()
@@ -261,6 +233,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 // TestArenaRefusals: what the addon refuses before ready, and one
 // operation at a time.
 func TestArenaRefusals(t *testing.T) {
+	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), nil)
@@ -330,6 +303,7 @@ func TestArenaRefusals(t *testing.T) {
 // answered while the main thread is blocked for longer than the
 // controller's 6 s liveness limit.
 func TestArenaFailuresAndSlowFrames(t *testing.T) {
+	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), nil)
@@ -428,6 +402,7 @@ func abs(f float64) float64 {
 // physics frames and the seed, replays to the same events, at speed 1 and
 // at half speed (t doubled, the same simulation); stop ends a replay early.
 func TestArenaRecordAndReplay(t *testing.T) {
+	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 120*time.Second)
 	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), map[string]string{"ARENA_AUTOPILOT": "1"})
@@ -495,5 +470,143 @@ func TestExampleShipsTheAddon(t *testing.T) {
 		if err != nil || string(a) != string(b) {
 			t.Fatalf("examples/godot-arena/addons/cappy/%s differs from the addon's: cp -r adapters/godot/addons/cappy examples/godot-arena/addons/", filepath.Base(p))
 		}
+	}
+}
+
+// TestProbeMisbehaviour: a GDScript error in a scenario fails it with
+// SCRIPT_ERROR naming the script and line (it does not hang), with or
+// without an await before it; a paused tree still answers; a game without
+// freeform play or cameras says so.
+func TestProbeMisbehaviour(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	peer, hello, sc := connect(t, ctx, project(t, g, "adapters/godot/testdata/probe"), nil)
+	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 3 {
+		t.Fatalf("hello %+v, registry %+v", hello, sc)
+	}
+	for i, wait := range []bool{true, false} {
+		op := "err" + strconv.Itoa(i)
+		evs, end := run(t, ctx, peer, op, "script_error", map[string]any{"await": wait}, nil)
+		if end.Failed == nil || end.Failed.Code != "SCRIPT_ERROR" || !strings.Contains(end.Failed.Message, "res://main.gd:23") || len(evs) != 1 || evs[0].Event != "BEFORE" {
+			t.Fatalf("script error (await %v): %+v %+v", wait, end.Failed, evs)
+		}
+	}
+	send(t, ctx, peer, prepare("req", "required", nil, nil))
+	expectFailed(t, ctx, peer, "req", protocol.CappyInvalidParameters)
+	send(t, ctx, peer, protocol.RecordStart{Type: "record_start", Op: "rec"})
+	expectFailed(t, ctx, peer, "rec", protocol.CappyCapabilityMissing)
+	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: "rep", Replay: protocol.NewInlineReplay([]byte("{}"), "")})
+	expectFailed(t, ctx, peer, "rep", protocol.CappyReplayUnsupported)
+	send(t, ctx, peer, prepare("cam", "paused", nil, protocol.Presentation{"camera": "overview"}))
+	expectFailed(t, ctx, peer, "cam", protocol.CappyCapabilityMissing)
+
+	// Paused: the registry, pings and cancel still work.
+	send(t, ctx, peer, prepare("p", "paused", nil, nil))
+	expect(t, ctx, peer, "ready", "p")
+	send(t, ctx, peer, start("p"))
+	expect(t, ctx, peer, "started", "p")
+	expect(t, ctx, peer, "event", "p")
+	send(t, ctx, peer, protocol.ListScenarios{Type: "list_scenarios"}, protocol.Ping{Type: "ping", Nonce: "paused"})
+	for _, typ := range []string{"pong", "scenarios"} {
+		m := expect(t, ctx, peer, typ, "")
+		if typ == "pong" && m.Pong.Nonce != "paused" {
+			t.Fatalf("pong: %+v", m.Pong)
+		}
+	}
+	send(t, ctx, peer, cancel("p"))
+	evs, end := run(t, ctx, peer, "r", "required", map[string]any{"level": "one"}, nil)
+	if end.Completed == nil || len(evs) != 0 || !strings.Contains(string(end.Completed.Summary), `"level":"one"`) {
+		t.Fatalf("after the paused one: %+v", end)
+	}
+}
+
+// TestWithoutControllerTheAddonIsIdle: without CAPPY_ENDPOINT and
+// CAPPY_SESSION_TOKEN (a shipped game) the addon connects nowhere and the
+// game runs as usual.
+func TestWithoutControllerTheAddonIsIdle(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	cmd := exec.Command(g.Launcher, "--headless", "--path", ".")
+	cmd.Dir = project(t, g, "adapters/godot/testdata/probe")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CAPPY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PROBE_QUIT=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "cappy enabled=false") || strings.Contains(string(out), "Cappy:") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// groupAlive reports whether any process of process group pgid is alive.
+func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
+
+// waitGone waits until no process of the group is left.
+func waitGone(t *testing.T, pgid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for groupAlive(pgid) {
+		if time.Now().After(deadline) {
+			out, _ := exec.Command("ps", "-o", "pid,pgid,comm", "-g", strconv.Itoa(pgid)).CombinedOutput()
+			t.Fatalf("%s: processes left in group %d:\n%s", what, pgid, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConcurrentLaunchesLeaveNothing: two games run in the tree at once,
+// each in its own namespaces; stopped as the controller stops a game
+// (SIGTERM to the group), or with only the launcher SIGKILLed, nothing of
+// either stays behind, and nothing stays mounted.
+func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 60*time.Second)
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrl.Close()
+	dir := project(t, g, "adapters/godot/testdata/probe")
+	games := []*game{launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil), launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil)}
+	var peers []*adaptertest.Peer
+	for range games {
+		p, err := ctrl.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if _, _, err := p.Handshake(ctx, ctrl.Token); err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, p)
+	}
+	first, second := games[0].l.Info().PID, games[1].l.Info().PID
+	t0 := time.Now()
+	games[0].l.Stop(5 * time.Second)
+	waitGone(t, first, "after SIGTERM to the group")
+	t.Logf("stopped in %s", time.Since(t0))
+	// The other one still runs and answers.
+	for _, p := range peers {
+		if err := p.Send(ctx, protocol.Ping{Type: "ping", Nonce: "alive"}); err != nil {
+			continue // the stopped game's connection
+		}
+	}
+	if groupAlive(second) == false {
+		t.Fatal("the second game died with the first")
+	}
+	// Only the launcher (unshare) killed: what it started dies with it.
+	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	waitGone(t, second, "after SIGKILL to the launcher alone")
+	t.Logf("gone in %s", time.Since(t0))
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), g.Tree) {
+		t.Fatalf("mounts of the tree left behind:\n%s", mounts)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,51 @@ func (g Godot) BinDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Project copies a Godot project of the repository (rel, e.g.
+// "examples/godot-arena") to dst, with the Cappy addon as it is in
+// adapters/godot, so a test runs it (and Godot writes its .godot cache)
+// outside the repository. It returns dst.
+func (g Godot) Project(t testing.TB, rel, dst string) string {
+	t.Helper()
+	if err := copyTree(filepath.Join(g.Repo, rel), dst); err != nil {
+		t.Fatal(err)
+	}
+	addon := filepath.Join(dst, "addons", "cappy")
+	if err := os.RemoveAll(addon); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyTree(filepath.Join(g.Repo, "adapters", "godot", "addons", "cappy"), addon); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// copyTree copies the files and directories under src to dst, less
+// Godot's .godot cache.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".godot" {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
 }
 
 // repoRoot is the directory above the working directory holding go.mod.

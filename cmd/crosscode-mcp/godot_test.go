@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+)
+
+// godotArena copies the Godot example into a fresh repository at
+// examples/godot-arena (its capture config's game.cwd) and returns the
+// repository and the example's capture config, with `godot` on PATH being
+// the launcher into the Debian unstable tree.
+func godotArena(t *testing.T) (g sysdeps.Godot, repo, config, path string) {
+	t.Helper()
+	g = sysdeps.NeedGodot(t)
+	repo = gitRepo(t)
+	g.Project(t, "examples/godot-arena", filepath.Join(repo, "examples", "godot-arena"))
+	config = filepath.Join(repo, "examples", "godot-arena", ".crosscode", "capture.json")
+	path = "PATH=" + g.BinDir(t) + string(os.PathListSeparator) + os.Getenv("PATH")
+	return g, repo, config, path
+}
+
+// groupAlive reports whether any process of process group pgid is alive.
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
+}
+
+// godotPID is the PID of the Godot engine in the launch whose process
+// group is pgid (the launcher's, the controller's Setpgid).
+func godotPID(t *testing.T, pgid int) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if strings.TrimSpace(string(comm)) != "godot" {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+			return pid
+		}
+	}
+	t.Fatalf("no godot process in process group %d", pgid)
+	return 0
+}
+
+// TestCaptureWithGodot runs the real stdio server with the Godot example's
+// capture config and the real Godot 4.6 (Debian unstable, in its tree):
+// handshake, scenarios with parameters, the game's own failure, cancel, a
+// recording of scripted input and its replays (also at half speed), a
+// divergence once the game's code changed, and a killed game relaunched.
+func TestCaptureWithGodot(t *testing.T) {
+	_, repo, config, path := godotArena(t)
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo,
+		args: []string{"--actor", "ada@example.com", "--capture-config", config}, env: []string{path}})
+
+	if st := a.call("capture_status", nil); st["adapter"] != nil || field(st, "game", "running") == true {
+		t.Fatalf("before launch: %v", st)
+	}
+	sc := a.call("list_scenarios", nil)
+	if sc["game"] != "godot-arena" || len(sc["scenarios"].([]any)) != 4 {
+		t.Fatalf("list_scenarios: %v", sc)
+	}
+	st := a.call("capture_status", nil)
+	if field(st, "adapter", "name") != "cappy-godot" || field(st, "game", "running") != true || field(st, "game", "launches") != 1.0 {
+		t.Fatalf("after launch: %v", st)
+	}
+
+	run := a.call("run_scenario", map[string]any{"scenario": "boss_fight", "parameters": map[string]any{"difficulty": 1, "hero": "mage"}})
+	if run["status"] != "completed" || run["events"].(float64) < 5 || len(run["timeline"].([]any)) == 0 {
+		t.Fatalf("boss_fight: %v", run)
+	}
+	// The game's own failure code, as a tool error with the whole result.
+	if out, isErr := a.callRaw("run_scenario", map[string]any{"scenario": "survive", "parameters": map[string]any{"hp": 1}}); !isErr || out["status"] != "failed" || out["code"] != "HERO_DOWN" {
+		t.Fatalf("survive with 1 hp: %v", out)
+	}
+	if out, isErr := a.callRaw("run_scenario", map[string]any{"scenario": "boss_fight", "parameters": map[string]any{"hero": "bard"}}); !isErr || !strings.Contains(out["error"].(string), "INVALID_PARAMETERS") {
+		t.Fatalf("bad parameter: %v", out)
+	}
+	// A long run answers running; cancel_capture ends it.
+	long := a.call("run_scenario", map[string]any{"scenario": "survive", "parameters": map[string]any{"waves": 10, "hp": 500}, "waitSeconds": 1})
+	if long["status"] != "running" {
+		t.Fatalf("long run: %v", long)
+	}
+	if c := a.call("cancel_capture", nil); c["status"] != "cancelled" {
+		t.Fatalf("cancel_capture: %v", c)
+	}
+
+	// A recording of the autopilot's input (ARENA_AUTOPILOT=1 in the
+	// example's config), then its replays.
+	rec := a.call("start_recording", nil)
+	if rec["status"] != "running" {
+		t.Fatalf("start_recording: %v", rec)
+	}
+	time.Sleep(2 * time.Second) // the length of the recording
+	stopped := a.call("stop_recording", map[string]any{"op": rec["op"]})
+	if stopped["status"] != "completed" || field(stopped, "replay", "sha256") == nil || stopped["events"].(float64) < 3 {
+		t.Fatalf("stop_recording: %v", stopped)
+	}
+	rp := a.call("replay", map[string]any{"op": rec["op"]})
+	if rp["status"] != "completed" || field(rp, "divergence", "identical") != true || field(rp, "divergence", "compared") != stopped["events"] {
+		t.Fatalf("replay: %v", rp)
+	}
+	slow := a.call("replay", map[string]any{"op": rec["op"], "preset": "half-speed"})
+	if field(slow, "divergence", "identical") != true || slow["lastT"].(float64) < 1.9*stopped["lastT"].(float64) {
+		t.Fatalf("replay at half speed: %v (recorded lastT %v)", slow, stopped["lastT"])
+	}
+
+	// The game's code changes; the game is killed (SIGKILL to the engine);
+	// the next call relaunches it and the replay now diverges.
+	world := filepath.Join(repo, "examples", "godot-arena", "world.gd")
+	src, err := os.ReadFile(world)
+	if err != nil || !strings.Contains(string(src), "const HERO_DAMAGE := 12\n") {
+		t.Fatalf("world.gd no longer has HERO_DAMAGE 12 (%v): update this test", err)
+	}
+	if err := os.WriteFile(world, []byte(strings.Replace(string(src), "const HERO_DAMAGE := 12\n", "const HERO_DAMAGE := 30\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pgid := int(field(a.call("capture_status", nil), "game", "pid").(float64))
+	if err := syscall.Kill(godotPID(t, pgid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the killed game to be seen gone", func() bool {
+		st, _ := a.callRaw("capture_status", nil)
+		return field(st, "game", "running") == false && st["adapter"] == nil
+	})
+	waitFor(t, "no process of the killed launch left", func() bool { return !groupAlive(pgid) })
+	changed := a.call("replay", map[string]any{"op": rec["op"]})
+	if field(changed, "divergence", "identical") != false || field(changed, "divergence", "field") == nil {
+		t.Fatalf("replay after the code changed: %v", changed)
+	}
+	if st := a.call("capture_status", nil); field(st, "game", "launches") != 2.0 || field(st, "game", "running") != true {
+		t.Fatalf("after the relaunch: %v", st)
+	}
+}
