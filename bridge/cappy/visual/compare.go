@@ -62,8 +62,8 @@ func SignatureOf(path string) (Signature, error) {
 // both on the same cases). Chroma is in it because a colour change at the
 // same brightness (a red boss turning green) is invisible in grayscale.
 func Diff(a, b Signature) float64 {
-	n := a.W * a.H
-	if a.W != b.W || a.H != b.H || n <= 0 || len(a.Pix) != 3*n || len(b.Pix) != 3*n {
+	n := cells(a, b)
+	if n == 0 {
 		return 1
 	}
 	var sum uint64
@@ -88,8 +88,8 @@ const DefaultDiffMaxThreshold = 0.3
 // halved chroma at coloured edges), a sprite moved 4 px about 0.06, moved
 // 120 px about 0.5. Signatures of different grids, or invalid ones, are 1.
 func DiffMax(a, b Signature) float64 {
-	n := a.W * a.H
-	if a.W != b.W || a.H != b.H || n <= 0 || len(a.Pix) != 3*n || len(b.Pix) != 3*n {
+	n := cells(a, b)
+	if n == 0 {
 		return 1
 	}
 	var m uint8
@@ -97,6 +97,16 @@ func DiffMax(a, b Signature) float64 {
 		m = max(m, absDiff(a.Pix[i], b.Pix[i]))
 	}
 	return float64(m) / 255
+}
+
+// cells returns the number of cells of two signatures of the same grid, or
+// 0 when they cannot be compared.
+func cells(a, b Signature) int {
+	n := a.W * a.H
+	if a.W != b.W || a.H != b.H || n <= 0 || len(a.Pix) != 3*n || len(b.Pix) != 3*n {
+		return 0
+	}
+	return n
 }
 
 func absDiff(a, b uint8) uint8 {
