@@ -72,6 +72,8 @@ var _base_tps := 60
 var _base_time_scale := 1.0
 var _scaled := false
 var _previous_camera: Node
+var _camera_was_enabled := true
+var _presented_camera: Node
 
 
 func _ready() -> void:
@@ -580,10 +582,14 @@ func _apply_presentation(op: CappyOperation) -> void:
 		Engine.physics_ticks_per_second = tps
 		Engine.time_scale = _base_time_scale * tps / _base_tps
 	_previous_camera = null
+	_presented_camera = null
 	if op.camera != "":
 		var cam: Node = _cameras[op.camera]
+		_presented_camera = cam
 		if cam is Camera2D:
 			_previous_camera = get_viewport().get_camera_2d()
+			_camera_was_enabled = (cam as Camera2D).enabled
+			(cam as Camera2D).enabled = true
 			(cam as Camera2D).make_current()
 		elif cam is Camera3D:
 			_previous_camera = get_viewport().get_camera_3d()
@@ -597,7 +603,10 @@ func _restore_presentation() -> void:
 		_scaled = false
 	if is_instance_valid(_previous_camera):
 		_previous_camera.call("make_current")
+	if is_instance_valid(_presented_camera) and _presented_camera is Camera2D and not _camera_was_enabled:
+		(_presented_camera as Camera2D).enabled = false
 	_previous_camera = null
+	_presented_camera = null
 
 
 func _check_script_errors() -> void:
