@@ -129,6 +129,24 @@ type Options struct {
 	Logger *slog.Logger
 	// DialTimeout bounds connecting and then waiting for welcome; default 10 s.
 	DialTimeout time.Duration
+
+	// Frames (see Op.SendFrame), for a game that lists protocol.CapFrames.
+
+	// FrameQueue is how many handed frames may wait for the encoding
+	// worker; default 2 (DefaultFrameQueue). A frame handed while the
+	// queue is full is dropped and counted, unless sent with
+	// FrameOptions.Wait.
+	FrameQueue int
+	// FrameQuality is the JPEG quality of frames, 1 to 100; default 80
+	// (DefaultFrameQuality). A frame over protocol.MaxFrameBytes is
+	// encoded again at quality 50, then 20, and dropped if still too large.
+	FrameQuality int
+	// FrameCPU is the share of one CPU core that frames handed without
+	// Wait may take to render and encode, over 0 and at most 1; default
+	// 0.25 (DefaultFrameCPU). After each frame the worker counts as busy
+	// long enough to keep to it, so a game handing frames faster than they
+	// encode loses frames, not speed.
+	FrameCPU float64
 }
 
 // teardownWait bounds how long Run, or a new operation, waits for a
@@ -203,6 +221,7 @@ func Run(ctx context.Context, g Game, o *Options) error {
 		log:  opts.Logger,
 		caps: caps,
 		in:   newInbox(),
+		fset: opts.frameSettings(),
 	}
 	s.validator, _ = g.(Validator)
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
@@ -314,6 +333,7 @@ type session struct {
 	log       *slog.Logger
 	caps      []string
 	in        *inbox
+	fset      frameSettings
 
 	ctx    context.Context // cancelled when Run's ctx ends or the connection is lost
 	cancel context.CancelCauseFunc
@@ -586,6 +606,9 @@ func (s *session) prepareScenario(v *protocol.PrepareScenario) {
 		}
 	}
 	op := s.newOp(v.Op, kindScenario)
+	if !s.askFrames(op, v.Frames) {
+		return
+	}
 	op.scenario, op.params, op.pres = v.Scenario, params, v.Presentation
 	s.ready(op)
 }
@@ -618,8 +641,31 @@ func (s *session) prepareReplay(v *protocol.PrepareReplay) {
 		}
 	}
 	op := s.newOp(v.Op, kindReplay)
+	if !s.askFrames(op, v.Frames) {
+		return
+	}
 	op.replay, op.pres = v.Replay, v.Presentation
 	s.ready(op)
+}
+
+// askFrames attaches an operation's frames request, answering failed
+// when the game did not advertise frames (CAPABILITY_MISSING) or the
+// request is invalid (PROTOCOL_INVALID_MESSAGE).
+func (s *session) askFrames(op *Op, req *protocol.FramesRequest) bool {
+	if req == nil {
+		return true
+	}
+	if !s.hasCap(protocol.CapFrames) {
+		s.fail(op.id, protocol.CappyCapabilityMissing, "this game does not send frames (no "+protocol.CapFrames+" capability)")
+		return false
+	}
+	fr, err := newFramer(op, req, s.fset)
+	if err != nil {
+		s.fail(op.id, protocol.CappyInvalidMessage, err.Error())
+		return false
+	}
+	op.fr = fr
+	return true
 }
 
 func (s *session) ready(op *Op) {
@@ -637,8 +683,12 @@ func (s *session) recordStart(v *protocol.RecordStart) {
 		s.fail(v.Op, protocol.CappyCapabilityMissing, "this game does not support freeform recording")
 		return
 	}
-	s.cur = s.newOp(v.Op, kindRecord)
-	s.launch(s.cur)
+	op := s.newOp(v.Op, kindRecord)
+	if !s.askFrames(op, v.Frames) {
+		return
+	}
+	s.cur = op
+	s.launch(op)
 }
 
 func (s *session) start(id string) {
@@ -686,6 +736,9 @@ func (s *session) launch(op *Op) {
 		op.end()
 		return
 	}
+	if op.fr != nil {
+		go op.fr.run()
+	}
 	go s.runOp(op)
 }
 
@@ -708,6 +761,11 @@ func (s *session) runOp(op *Op) {
 			return err
 		}
 	}()
+
+	// Queued frames go out before the outcome, never after it.
+	if op.fr != nil {
+		op.fr.finish(frameDrainWait)
+	}
 
 	// Done before the outcome is written, under the write lock: a request
 	// the controller sends on seeing the outcome finds the slot free, and

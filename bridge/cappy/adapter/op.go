@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"sync"
@@ -40,6 +41,9 @@ type Op struct {
 	pres                protocol.Presentation
 	replay              *protocol.ReplayPayload
 
+	fr  *framer // nil when no frames were asked
+	log *slog.Logger
+
 	// Emit state, guarded by *mu (the session's write lock).
 	mu       *sync.Mutex
 	buf      *[]byte
@@ -58,6 +62,7 @@ func newOp(parent context.Context, id string, mu *sync.Mutex, buf *[]byte, write
 		mu:      mu,
 		buf:     buf,
 		write:   write,
+		log:     slog.New(slog.DiscardHandler),
 	}
 	op.ctx, op.cancel = context.WithCancelCause(parent)
 	context.AfterFunc(op.ctx, op.stop)
@@ -69,7 +74,7 @@ func newOp(parent context.Context, id string, mu *sync.Mutex, buf *[]byte, write
 
 func (s *session) newOp(id string, kind opKind) *Op {
 	op := newOp(s.ctx, id, &s.wmu, &s.wbuf, s.writeLocked)
-	op.kind = kind
+	op.kind, op.log = kind, s.log
 	return op
 }
 

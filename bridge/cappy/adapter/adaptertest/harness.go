@@ -29,6 +29,13 @@ type Harness struct {
 // for it to return.
 func Start(t testing.TB, g adapter.Game) *Harness {
 	t.Helper()
+	return StartWith(t, g, nil)
+}
+
+// StartWith is Start with adapter options (nil: the defaults); their
+// Endpoint and Token are this controller's.
+func StartWith(t testing.TB, g adapter.Game, o *adapter.Options) *Harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	ctl, err := NewController()
@@ -38,7 +45,16 @@ func Start(t testing.TB, g adapter.Game) *Harness {
 	t.Cleanup(func() { ctl.Close() })
 	runCtx, stop := context.WithCancel(ctx)
 	h := &Harness{T: t, Ctx: ctx, Ctl: ctl, RunErr: make(chan error, 1), Stop: stop}
-	go func() { h.RunErr <- adapter.Run(runCtx, g, ctl.Options()) }()
+	opts := ctl.Options()
+	if o != nil {
+		withEndpoint := *o
+		withEndpoint.Endpoint, withEndpoint.Token = opts.Endpoint, opts.Token
+		if withEndpoint.DialTimeout == 0 {
+			withEndpoint.DialTimeout = opts.DialTimeout
+		}
+		opts = &withEndpoint
+	}
+	go func() { h.RunErr <- adapter.Run(runCtx, g, opts) }()
 	h.Peer, err = ctl.Accept(ctx)
 	if err != nil {
 		stop()
@@ -102,4 +118,15 @@ func (h *Harness) Collect(op string) ([]protocol.Event, *protocol.AdapterMessage
 		h.T.Fatal(err)
 	}
 	return evs, end
+}
+
+// CollectCapture reads op's events and frames until its completed or
+// failed, checking frames against req (see Peer.CollectCapture).
+func (h *Harness) CollectCapture(op string, req *protocol.FramesRequest) *Capture {
+	h.T.Helper()
+	c, err := h.Peer.CollectCapture(h.Ctx, op, req)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return c
 }
