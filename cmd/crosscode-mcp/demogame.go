@@ -19,8 +19,9 @@ import (
 func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp demo-game", stderr)
 	verbose := fs.Bool("v", false, "log debug details")
+	palette := fs.String("palette", "", "draw frames with this palette ("+strings.Join(demogame.Palettes, ", ")+"); a test knob: it changes the pictures, not the game")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: crosscode-mcp demo-game [-v]\n\n"+
+		fmt.Fprint(stderr, "Usage: crosscode-mcp demo-game [-v] [-palette NAME]\n\n"+
 			"Runs Demo Arena, a simulated game, as a Cappy adapter. It reads CAPPY_ENDPOINT\n"+
 			"and CAPPY_SESSION_TOKEN, which Cappy sets when it launches the game.\n\n")
 		fs.PrintDefaults()
@@ -30,6 +31,10 @@ func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if fs.NArg() > 0 {
 		return usageError{msg: fmt.Sprintf("demo-game: unexpected argument %q", fs.Arg(0))}
+	}
+	game := demogame.New()
+	if err := game.SetPalette(*palette); err != nil {
+		return usageError{msg: err.Error()}
 	}
 	endpoint, token := os.Getenv("CAPPY_ENDPOINT"), os.Getenv("CAPPY_SESSION_TOKEN")
 	var missing []string
@@ -45,7 +50,7 @@ func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	log := newLogger(stderr, *verbose)
 	log.Info("demo-game: connecting", "endpoint", endpoint, "game", demogame.GameID)
-	err := adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: endpoint, Token: token, Logger: log})
+	err := adapter.Run(ctx, game, &adapter.Options{Endpoint: endpoint, Token: token, Logger: log})
 	if err != nil { // a *adapter.RejectError names the controller's code
 		return fmt.Errorf("demo-game: %w", err)
 	}

@@ -367,6 +367,7 @@ func TestFlagMistakesExit2(t *testing.T) {
 		{"serve", "--bogus"},
 		{"serve", "--retention", "soon"},
 		{"token", "create", "--data", data, "--workspace", "w", "--bogus"},
+		{"demo-game", "-palette", "sepia"},
 	} {
 		if _, errOut, code := runCLI(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errOut)

@@ -57,6 +57,7 @@ type Game struct {
 	ReplayDir string
 
 	validated atomic.Pointer[validatedReplay]
+	palette   atomic.Pointer[palette]
 }
 
 // New returns a Demo Arena game with default settings.
@@ -73,7 +74,7 @@ func (g *Game) Info() adapter.Info {
 		Build:   "demo-arena " + Version,
 		Capabilities: []string{
 			protocol.CapScenarios, protocol.CapFreeformRecording, protocol.CapReplay,
-			protocol.CapTimeScale, protocol.CapAlternateCameras,
+			protocol.CapTimeScale, protocol.CapAlternateCameras, protocol.CapFrames,
 		},
 	}
 }
@@ -245,13 +246,21 @@ func emitter(op *adapter.Op, pr presentation) emitFunc {
 	}
 }
 
-// outcome reports a run's result as the op's summary, or its error.
+// finish reports a run's result as the op's summary (with its frame
+// counts when frames were asked), or its error.
 func finish(ctx context.Context, op *adapter.Op, err error, summary map[string]any) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err != nil {
 		return err
+	}
+	if op.Frames() != nil {
+		st, err := op.FlushFrames(ctx)
+		if err != nil {
+			return err
+		}
+		summary["frames"] = st
 	}
 	return op.SetSummary(summary)
 }
@@ -272,58 +281,103 @@ func (g *Game) RunScenario(ctx context.Context, op *adapter.Op, scenario string,
 	case "boss_intro":
 		w := newWorld(seed, modeBoss, params["hero"].(string), int(params["difficulty"].(float64)), out)
 		ai := rand.New(rand.NewPCG(seed+1, seed^0x5851f42d4c957f2d))
+		pics := g.pictures(op, pr, true)
 		for !w.over && w.err == nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			w.step(w.aiInput(ai))
+			w.show(pics, pr.camera)
 		}
 		return finish(ctx, op, w.err, map[string]any{"outcome": w.outcome, "simMs": w.simT, "events": w.events})
 	case "speedrun":
-		simT, n, err := speedrun(seed, params["route"].(string), params["hero"].(string), out)
+		simT, n, err := speedrun(seed, params["route"].(string), params["hero"].(string), out, g.pictures(op, pr, true))
 		return finish(ctx, op, err, map[string]any{"outcome": "finished", "simMs": simT, "events": n})
 	case "stress":
 		n := int(params["events"].(float64))
-		err := stress(ctx, op, n, pr.timeScale)
+		err := stress(ctx, op, n, pr.timeScale, g.pictures(op, pr, false))
 		return finish(ctx, op, err, map[string]any{"events": n, "simMs": n})
 	}
 	return adapter.Failf(protocol.CappyScenarioNotFound, "Demo Arena has no scenario %q", scenario)
 }
 
 // speedrun runs the checkpoints of a route; it returns the run's time.
-func speedrun(seed uint64, route, hero string, out emitFunc) (int64, int, error) {
+// With pics, it hands the frames of every tick of the run.
+func speedrun(seed uint64, route, hero string, out emitFunc, pics *pictures) (int64, int, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	segments := 5
+	legs := 5
 	if route == "long" {
-		segments = 12
+		legs = 12
 	}
+	ticks := func(lo, hi int) int64 { return int64(lo+rng.IntN(hi-lo+1)) * TickMs }
+	segs := make([]segment, 0, legs)
+	var simT int64
+	for range legs {
+		s := segment{start: simT, run: ticks(50, 90), jumpAt: -1, stumbleAt: -1} // 2.5 to 4.5 s
+		if rng.Float64() < 0.5 {
+			s.jumpAt = ticks(2, int(s.run/TickMs)-14)
+		}
+		if rng.Float64() < 0.25 {
+			s.stumbleAt = ticks(2, int(s.run/TickMs)-2)
+			s.lost = ticks(5, 15)
+		}
+		segs = append(segs, s)
+		simT = s.end()
+	}
+
 	n := 0
+	shown := int64(-TickMs) // the last tick whose frame was considered
+	frames := func(upTo int64, reason string) error {
+		for t := shown + TickMs; t <= upTo; t += TickMs {
+			r := ""
+			if t == upTo {
+				r = reason
+			}
+			if err := pics.at(t, r, func() *scene { return runScene(t, route, hero, pics.camera, segs) }); err != nil {
+				return err
+			}
+		}
+		switch {
+		case upTo > shown:
+			shown = upTo
+		case reason != "": // a second notable event in one tick
+			return pics.at(upTo, reason, func() *scene { return runScene(upTo, route, hero, pics.camera, segs) })
+		}
+		return nil
+	}
 	emit := func(simT int64, name string, durMs int64, kv ...any) error {
+		if pics != nil {
+			if err := frames(simT-TickMs, ""); err != nil {
+				return err
+			}
+		}
 		p := map[string]any{"simT": simT}
 		for i := 0; i+1 < len(kv); i += 2 {
 			p[kv[i].(string)] = kv[i+1]
 		}
 		n++
-		return out(simT, name, durMs, p)
+		if err := out(simT, name, durMs, p); err != nil {
+			return err
+		}
+		if pics == nil {
+			return nil
+		}
+		reason := ""
+		switch {
+		case name == "CHECKPOINT" && simT == segs[len(segs)-1].end():
+			// FINISH follows in the same tick and has the frame.
+		case name == "CHECKPOINT" || name == "STUMBLE" || name == "FINISH":
+			reason = name
+		}
+		return frames(simT, reason)
 	}
-	ticks := func(lo, hi int) int64 { return int64(lo+rng.IntN(hi-lo+1)) * TickMs }
-	var simT int64
 	if err := emit(0, "SPAWN", 0, "actor", "hero", "kind", hero); err != nil {
-		return simT, n, err
+		return 0, n, err
 	}
-	if err := emit(0, "RUN_START", 0, "route", route, "checkpoints", segments); err != nil {
-		return simT, n, err
+	if err := emit(0, "RUN_START", 0, "route", route, "checkpoints", legs); err != nil {
+		return 0, n, err
 	}
-	for i := 1; i <= segments; i++ {
-		seg := ticks(50, 90) // 2.5 to 4.5 s
-		var jumpAt, stumbleAt, lost int64 = -1, -1, 0
-		if rng.Float64() < 0.5 {
-			jumpAt = ticks(2, int(seg/TickMs)-14)
-		}
-		if rng.Float64() < 0.25 {
-			stumbleAt = ticks(2, int(seg/TickMs)-2)
-			lost = ticks(5, 15)
-		}
+	for i, s := range segs {
 		type beat struct {
 			at   int64
 			name string
@@ -331,21 +385,20 @@ func speedrun(seed uint64, route, hero string, out emitFunc) (int64, int, error)
 			kv   []any
 		}
 		var beats []beat
-		if jumpAt >= 0 {
-			beats = append(beats, beat{jumpAt, "JUMP", 600, []any{"segment", i}})
+		if s.jumpAt >= 0 {
+			beats = append(beats, beat{s.jumpAt, "JUMP", 600, []any{"segment", i + 1}})
 		}
-		if stumbleAt >= 0 {
-			beats = append(beats, beat{stumbleAt, "STUMBLE", lost, []any{"segment", i, "lostMs", lost}})
+		if s.stumbleAt >= 0 {
+			beats = append(beats, beat{s.stumbleAt, "STUMBLE", s.lost, []any{"segment", i + 1, "lostMs", s.lost}})
 		}
 		slices.SortStableFunc(beats, func(a, b beat) int { return int(a.at - b.at) })
 		for _, b := range beats {
-			if err := emit(simT+b.at, b.name, b.dur, b.kv...); err != nil {
-				return simT, n, err
+			if err := emit(s.start+b.at, b.name, b.dur, b.kv...); err != nil {
+				return s.start, n, err
 			}
 		}
-		simT += seg + lost
-		if err := emit(simT, "CHECKPOINT", 0, "index", i, "splitMs", simT); err != nil {
-			return simT, n, err
+		if err := emit(s.end(), "CHECKPOINT", 0, "index", i+1, "splitMs", s.end()); err != nil {
+			return s.end(), n, err
 		}
 	}
 	err := emit(simT, "FINISH", 0, "route", route, "timeMs", simT)
@@ -353,8 +406,10 @@ func speedrun(seed uint64, route, hero string, out emitFunc) (int64, int, error)
 }
 
 // stress emits n tiny events through the cheap path: a reused buffer as
-// json.RawMessage, no map or reflection per event.
-func stress(ctx context.Context, op *adapter.Op, n int, timeScale float64) error {
+// json.RawMessage, no map or reflection per event. With pics, it hands a
+// cheap frame whenever one is due, dropping those the encoder has no time
+// for: the events never wait for pictures.
+func stress(ctx context.Context, op *adapter.Op, n int, timeScale float64, pics *pictures) error {
 	buf := make([]byte, 0, 48)
 	for i := range n {
 		if i&1023 == 0 && ctx.Err() != nil {
@@ -365,8 +420,14 @@ func stress(ctx context.Context, op *adapter.Op, n int, timeScale float64) error
 		buf = append(buf, `,"simT":`...)
 		buf = strconv.AppendInt(buf, int64(i), 10)
 		buf = append(buf, '}')
-		if err := op.Emit(float64(i)/timeScale, "STRESS", nil, json.RawMessage(buf)); err != nil {
+		t := float64(i) / timeScale
+		if err := op.Emit(t, "STRESS", nil, json.RawMessage(buf)); err != nil {
 			return err
+		}
+		if pics != nil && op.FrameDue(t) {
+			if err := pics.send(t, "", &scene{kind: sceneStress, simT: int64(i), camera: pics.camera, stress: stressState{done: i + 1, total: n}}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -395,6 +456,7 @@ func (g *Game) Record(ctx context.Context, op *adapter.Op) (*protocol.ReplayPayl
 	player := rand.New(rand.NewPCG(seed, seed^0xda3e39cb94b95bdb))
 	hero := heroes[player.IntN(len(heroes))]
 	w := newWorld(seed, modeArena, hero, 1, emitter(op, presentation{timeScale: 1}))
+	pics := g.pictures(op, presentation{timeScale: 1, camera: Cameras[0]}, false) // in real time: never wait
 	tickDur := g.RecordTick
 	if tickDur <= 0 {
 		tickDur = 10 * time.Millisecond
@@ -406,6 +468,7 @@ func (g *Game) Record(ctx context.Context, op *adapter.Op) (*protocol.ReplayPayl
 		in := playerInput(player)
 		inputs = append(inputs, in)
 		w.step(in)
+		w.show(pics, Cameras[0])
 	}
 	step() // tick 0 at once
 	for w.err == nil {
@@ -509,6 +572,7 @@ func (g *Game) Replay(ctx context.Context, op *adapter.Op, r *protocol.ReplayPay
 		return err
 	}
 	w := newWorld(rec.Seed, modeArena, rec.Hero, 1, emitter(op, pr))
+	pics := g.pictures(op, pr, true)
 	for i := 0; i < len(rec.Inputs) && w.err == nil; i++ {
 		if i&63 == 0 {
 			select {
@@ -518,6 +582,7 @@ func (g *Game) Replay(ctx context.Context, op *adapter.Op, r *protocol.ReplayPay
 			}
 		}
 		w.step(rec.Inputs[i])
+		w.show(pics, pr.camera)
 	}
 	return finish(ctx, op, w.err, map[string]any{"ticks": w.ticks, "simMs": w.simT, "events": w.events})
 }

@@ -58,11 +58,15 @@ type unit struct {
 	id, kind  string
 	hp, maxHP int
 	cd        int64 // ms until the next action
+
+	// What the picture shows; never read by the rules (see move.go).
+	x, y    int   // arena units
+	flashAt int64 // simT of the last hit it took; -1: none
 }
 
 // pending is an action that lands later: a spell finishing its cast.
 type pending struct {
-	at             int64
+	castAt, at     int64
 	actor, target  string
 	spell          string
 	minDmg, maxDmg int
@@ -115,6 +119,12 @@ type world struct {
 	over    bool
 	outcome string
 	events  int
+
+	// What the picture shows (see move.go); never read by the rules.
+	phaseAt int64     // simT of the last phase change
+	orbitA  int       // the hero's angle around the fight (see move)
+	marks   []hitMark // recent damage numbers
+	notable string    // the first notable event of the current tick
 }
 
 const (
@@ -137,8 +147,9 @@ func newWorld(seed uint64, m mode, class string, difficulty int, out emitFunc) *
 		potions:    3,
 		difficulty: difficulty,
 		nextWaveAt: firstWaveAt,
+		orbitA:     heroStartA,
 	}
-	w.hero = unit{id: "hero", kind: class, hp: w.stats.hp, maxHP: w.stats.hp}
+	w.hero = unit{id: "hero", kind: class, hp: w.stats.hp, maxHP: w.stats.hp, x: heroHomeX, y: heroHomeY, flashAt: -1}
 	return w
 }
 
@@ -152,6 +163,9 @@ func (w *world) emit(name string, durMs int64, kv ...any) {
 		p[kv[i].(string)] = kv[i+1]
 	}
 	w.events++
+	if w.notable == "" && notableEvents[name] {
+		w.notable = name
+	}
 	w.err = w.out(w.simT, name, durMs, p)
 }
 
@@ -177,6 +191,7 @@ func (w *world) step(in byte) {
 		w.emit("ENCOUNTER_TIMEOUT", 0, "bossHp", w.bossHP())
 		w.end("timeout")
 	}
+	w.move()
 	w.ticks++
 	w.simT += TickMs
 	if w.heroCD > 0 {
@@ -197,7 +212,7 @@ func (w *world) script() {
 		case bossSpawnAt:
 			hp := 250 + 150*w.difficulty
 			w.spawn("golem_king", hp)
-			w.phase = 1
+			w.phase, w.phaseAt = 1, w.simT
 			w.emit("BOSS_PHASE", 0, "phase", 1, "hp", hp)
 		}
 	case modeArena:
@@ -235,11 +250,14 @@ func boolInt(b bool) int {
 
 func (w *world) spawn(kind string, hp int) {
 	w.nextID++
-	u := &unit{kind: kind, hp: hp, maxHP: hp, cd: foeTable[kind].cooldown / 2}
+	u := &unit{kind: kind, hp: hp, maxHP: hp, cd: foeTable[kind].cooldown / 2, flashAt: -1}
 	if kind == "golem_king" {
 		u.id = "boss"
+		u.x, u.y = bossSpawnX, bossSpawnY
 	} else {
 		u.id = kind + "_" + strconv.Itoa(w.nextID)
+		p := spawnPoints[w.nextID%len(spawnPoints)]
+		u.x, u.y = p[0], p[1]
 	}
 	w.foes = append(w.foes, u)
 	w.emit("SPAWN", 0, "actor", u.id, "kind", kind, "hp", hp)
@@ -322,7 +340,7 @@ func (w *world) heroAct(in byte) {
 				spell, cast, lo, hi = "fireball", 1200, 24, 34
 			}
 			w.emit("SPELL_CAST", cast, "actor", "hero", "spell", spell, "target", t.id)
-			w.pending = append(w.pending, pending{at: w.simT + cast, actor: "hero", target: t.id, spell: spell, minDmg: lo, maxDmg: hi})
+			w.pending = append(w.pending, pending{castAt: w.simT, at: w.simT + cast, actor: "hero", target: t.id, spell: spell, minDmg: lo, maxDmg: hi})
 			w.heroCD = cast + 200
 		case in == inSkill && w.class == "knight":
 			w.emit("SHIELD_UP", 1000, "actor", "hero")
@@ -365,6 +383,7 @@ func (w *world) heroAct(in byte) {
 
 func (w *world) damageFoe(f *unit, dmg int, crit bool, skill string) {
 	f.hp = max(0, f.hp-dmg)
+	w.hit(f, dmg, crit)
 	kv := []any{"actor", "hero", "target", f.id, "damage", dmg, "hp", f.hp}
 	if crit {
 		kv = append(kv, "crit", true)
@@ -377,12 +396,12 @@ func (w *world) damageFoe(f *unit, dmg int, crit bool, skill string) {
 		switch {
 		case f.hp == 0:
 		case w.phase == 1 && f.hp*3 <= f.maxHP*2:
-			w.phase = 2
+			w.phase, w.phaseAt = 2, w.simT
 			w.emit("BOSS_PHASE", 0, "phase", 2, "hp", f.hp)
 			w.spawn("skeleton", foeTable["skeleton"].hp)
 			w.spawn("skeleton", foeTable["skeleton"].hp)
 		case w.phase == 2 && f.hp*3 <= f.maxHP:
-			w.phase = 3
+			w.phase, w.phaseAt = 3, w.simT
 			w.emit("BOSS_PHASE", 0, "phase", 3, "hp", f.hp, "enraged", true)
 		}
 	}
@@ -424,6 +443,7 @@ func (w *world) damageHero(actor string, dmg int, skill string) {
 		return
 	}
 	w.hero.hp = max(0, w.hero.hp-dmg)
+	w.hit(&w.hero, dmg, false)
 	kv := []any{"actor", actor, "target", "hero", "damage", dmg, "hp", w.hero.hp}
 	if skill != "" {
 		kv = append(kv, "skill", skill)
@@ -459,7 +479,7 @@ func (w *world) foesAct() {
 			f.cd = st.cooldown - 150*int64(w.difficulty) - 200*int64(w.phase-1)
 			if w.phase >= 2 && w.rng.Float64() < 0.3 {
 				w.emit("SPELL_CAST", 1500, "actor", "boss", "spell", "meteor", "target", "hero")
-				w.pending = append(w.pending, pending{at: w.simT + 1500, actor: "boss", target: "hero", spell: "meteor", minDmg: 2 * lo, maxDmg: 2 * hi})
+				w.pending = append(w.pending, pending{castAt: w.simT, at: w.simT + 1500, actor: "boss", target: "hero", spell: "meteor", minDmg: 2 * lo, maxDmg: 2 * hi})
 				continue
 			}
 		}

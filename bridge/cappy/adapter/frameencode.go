@@ -48,7 +48,14 @@ func (e *frameEncoder) encode(img image.Image, mime string, maxWidth int) (data 
 		if e.scaled == nil || e.scaled.Rect.Dx() != w || e.scaled.Rect.Dy() != h {
 			e.scaled = image.NewRGBA(image.Rect(0, 0, w, h))
 		}
-		xdraw.BiLinear.Scale(e.scaled, e.scaled.Rect, img, b, xdraw.Src, nil)
+		// Up to half size, the approximate bilinear filter is close to an
+		// average of the source pixels and much cheaper; beyond that it
+		// would skip pixels, so take the proper one.
+		scaler := xdraw.Interpolator(xdraw.ApproxBiLinear)
+		if b.Dx() > 2*w || b.Dy() > 2*h {
+			scaler = xdraw.BiLinear
+		}
+		scaler.Scale(e.scaled, e.scaled.Rect, img, b, xdraw.Src, nil)
 		src = e.scaled
 	}
 	if mime == protocol.MimePNG {
