@@ -124,6 +124,14 @@ func TestReadmeCommands(t *testing.T) {
 				if err != nil || !strings.HasPrefix(first, "listening on http://127.0.0.1:") {
 					t.Fatalf("serve printed %q (%v)", first, err)
 				}
+			case args[0] == "crosscode-mcp" && strings.Contains(line, "examples/godot-arena"):
+				// The Godot example, from the repository, with `godot` on
+				// PATH being the launcher into the Debian unstable tree.
+				_, repo, _, godotPath := godotArena(t)
+				a := startAgent(t, "readme", agentOpts{clientName: "claude-code", dir: repo, args: args[1:], env: []string{godotPath}})
+				if sc := a.call("list_scenarios", nil); sc["game"] != "godot-arena" {
+					t.Fatalf("list_scenarios: %v", sc)
+				}
 			case len(args) > 1 && strings.HasPrefix(args[1], "--"):
 				// The stdio server itself: it must start and answer over MCP.
 				repo := gitRepo(t)
