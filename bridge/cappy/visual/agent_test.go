@@ -14,6 +14,7 @@ import (
 )
 
 func TestAgentJPEGSizes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := writeJPEG(t, dir, "big.jpg", arena(1280, 720).render(), 90)
 	odd := writePNG(t, dir, "odd.png", arena(1001, 333).render())
@@ -50,6 +51,7 @@ func TestAgentJPEGSizes(t *testing.T) {
 // The downscaled picture is the picture: regions keep their colours and a
 // small sprite stays visible.
 func TestAgentJPEGContent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := arena(1280, 720)
 	for _, path := range []string{
@@ -149,6 +151,7 @@ func jpegWithSize(t testing.TB, w, h int) []byte {
 }
 
 func TestAgentJPEGPassThrough(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b bytes.Buffer
 	if err := jpeg.Encode(&b, arena(640, 360).render(), &jpeg.Options{Quality: 85}); err != nil {
@@ -227,6 +230,7 @@ func TestStripJPEGStructure(t *testing.T) {
 }
 
 func TestAgentJPEGs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var paths []string
 	for i := range 5 {

@@ -44,6 +44,7 @@ func diffCases(t testing.TB, w, h int) []diffCase {
 // it, the grayscale mean absolute difference and SSIM dissimilarity on the
 // same grids (the measurements behind the choice of metric).
 func TestDiffCases(t *testing.T) {
+	t.Parallel()
 	for _, size := range [][2]int{{1280, 720}, {640, 360}} {
 		d, dmax := map[string]float64{}, map[string]float64{}
 		for _, c := range diffCases(t, size[0], size[1]) {
@@ -92,6 +93,7 @@ func TestDiffCases(t *testing.T) {
 }
 
 func TestDiffShapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wide, err := SignatureOf(writePNG(t, dir, "w.png", arena(1280, 720).render()))
 	if err != nil {
@@ -133,6 +135,7 @@ func TestDiffShapes(t *testing.T) {
 }
 
 func TestSideBySide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := writeJPEG(t, dir, "a.jpg", arena(1280, 720).render(), 90)
 	other := arena(320, 180)

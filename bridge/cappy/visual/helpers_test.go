@@ -2,6 +2,7 @@ package visual
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -141,4 +142,13 @@ func brightPixels(img image.Image, r image.Rectangle, v uint32) int {
 		}
 	}
 	return n
+}
+
+// floorNear reports whether r of img shows the arena floor of colour c: its
+// colour or that of its lighter tiles.
+func floorNear(img image.Image, r image.Rectangle, c color.RGBA) (bool, string) {
+	mr, mg, mb := meanRGB(img, r)
+	lighter := c
+	lighter.R, lighter.G, lighter.B = c.R+12, c.G+12, c.B+12
+	return near(mr, mg, mb, c, 20) || near(mr, mg, mb, lighter, 20), fmt.Sprintf("%.0f,%.0f,%.0f", mr, mg, mb)
 }

@@ -136,6 +136,7 @@ func shownAt(pts []float64, imgs []image.Image, ms float64) image.Image {
 }
 
 func TestMakeMP4(t *testing.T) {
+	t.Parallel()
 	ffmpeg := sysdeps.Need(t, "ffmpeg")
 	frames, colours := videoFrames(t)
 	for _, fps := range []float64{0, 10} {
@@ -173,13 +174,8 @@ func TestMakeMP4(t *testing.T) {
 				if img == nil {
 					t.Fatalf("no frame at %v ms: %v", c.at, pts)
 				}
-				r, g, b := meanRGB(img, image.Rect(4, 150, 20, 176))
-				if !near(r, g, b, colours[c.frame], 20) {
-					lighter := colours[c.frame]
-					lighter.R, lighter.G, lighter.B = lighter.R+12, lighter.G+12, lighter.B+12
-					if !near(r, g, b, lighter, 20) {
-						t.Errorf("at %v ms: %.0f,%.0f,%.0f, want the frame of %v ms (%v)", c.at, r, g, b, c.frame, colours[c.frame])
-					}
+				if ok, got := floorNear(img, image.Rect(4, 150, 20, 176), colours[c.frame]); !ok {
+					t.Errorf("at %v ms: %s, want the frame of %v ms (%v)", c.at, got, c.frame, colours[c.frame])
 				}
 			}
 		})
@@ -187,6 +183,7 @@ func TestMakeMP4(t *testing.T) {
 }
 
 func TestMakeMP4Failures(t *testing.T) {
+	t.Parallel()
 	ffmpeg := sysdeps.Need(t, "ffmpeg")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "v.mp4")
@@ -236,5 +233,37 @@ func TestFindFFmpeg(t *testing.T) {
 	}
 	if _, err := MakeMP4(context.Background(), nil, 0, filepath.Join(t.TempDir(), "v.mp4"), nil); !errors.Is(err, ErrNoFFmpeg) {
 		t.Errorf("MakeMP4 without ffmpeg: %v", err)
+	}
+}
+
+// A PNG stream, with a JPEG among its frames converted to PNG.
+func TestMakeMP4PNG(t *testing.T) {
+	t.Parallel()
+	ffmpeg := sysdeps.Need(t, "ffmpeg")
+	dir := t.TempDir()
+	var frames []Frame
+	for i := range 4 {
+		s := arena(200, 100)
+		s.floor = cellColour(i * 5)
+		if i == 2 {
+			frames = append(frames, Frame{T: float64(i * 400), Path: writeJPEG(t, dir, fmt.Sprintf("f%d.jpg", i), s.render(), 90)})
+			continue
+		}
+		frames = append(frames, Frame{T: float64(i * 400), Path: writePNG(t, dir, fmt.Sprintf("f%d.png", i), s.render())})
+	}
+	out := filepath.Join(dir, "png.mp4")
+	v, err := MakeMP4(context.Background(), frames, 2000, out, &VideoOptions{FFmpeg: ffmpeg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, dur, packets := ffprobe(t, out)
+	if v.Frames != 4 || v.Skipped != 0 || packets != 5 || math.Abs(dur-2000) > 34 || p.Streams[0].Width != 200 || p.Streams[0].Height != 100 {
+		t.Fatalf("video %+v: %d frames, %.0f ms, %+v", v, packets, dur, p.Streams[0])
+	}
+	pts, imgs := decodeVideo(t, out)
+	for i := range 4 {
+		if ok, got := floorNear(shownAt(pts, imgs, float64(i*400+200)), image.Rect(2, 80, 14, 96), cellColour(i*5)); !ok {
+			t.Errorf("frame %d: %s, want %v", i, got, cellColour(i*5))
+		}
 	}
 }

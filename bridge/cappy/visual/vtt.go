@@ -9,6 +9,8 @@ import (
 	"io"
 	"iter"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -61,6 +63,28 @@ func WriteVTTSeq(w io.Writer, cues iter.Seq[Cue]) error {
 		fmt.Fprintf(bw, "\n%d\n%s --> %s\n%s\n", n, vttTime(start), vttTime(end), text)
 	}
 	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write vtt: %w", err)
+	}
+	return nil
+}
+
+// WriteVTTFile writes cues (see WriteVTTSeq) to the file at path, through
+// a temporary file beside it renamed when complete: the file is never seen
+// half written.
+func WriteVTTFile(path string, cues iter.Seq[Cue]) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".vtt-*")
+	if err != nil {
+		return fmt.Errorf("write vtt: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := WriteVTTSeq(f, cues); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write vtt: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write vtt: %w", err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package visual
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -116,5 +118,27 @@ func TestEventCues(t *testing.T) {
 	parsed := parseVTT(t, b.String())
 	if len(parsed) != 8 || parsed[7].text[0] != "END&lt;b&gt;" || parsed[0].end != "00:00:00.100" || parsed[2].end != "00:00:01.300" {
 		t.Fatalf("short cues: %q", b.String())
+	}
+}
+
+func TestWriteVTTFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "capture.vtt")
+	events := slices.Values([]Event{{T: 0, Name: "START"}, {T: 700, Name: "END"}})
+	if err := WriteVTTFile(path, EventCues(events, nil)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cues := parseVTT(t, string(data)); len(cues) != 2 || cues[1].text[0] != "END" {
+		t.Fatalf("%q", data)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files left, want the one", len(entries))
+	}
+	if err := WriteVTTFile(filepath.Join(dir, "no", "dir.vtt"), EventCues(events, nil)); err == nil {
+		t.Error("written into a missing directory")
 	}
 }
