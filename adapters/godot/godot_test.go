@@ -482,18 +482,21 @@ func TestProbeMisbehaviour(t *testing.T) {
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	peer, hello, sc := connect(t, ctx, project(t, g, "adapters/godot/testdata/probe"), nil)
-	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 3 {
+	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 4 {
 		t.Fatalf("hello %+v, registry %+v", hello, sc)
 	}
 	for i, wait := range []bool{true, false} {
 		op := "err" + strconv.Itoa(i)
 		evs, end := run(t, ctx, peer, op, "script_error", map[string]any{"await": wait}, nil)
-		if end.Failed == nil || end.Failed.Code != "SCRIPT_ERROR" || !strings.Contains(end.Failed.Message, "res://main.gd:23") || len(evs) != 1 || evs[0].Event != "BEFORE" {
+		if end.Failed == nil || end.Failed.Code != "SCRIPT_ERROR" || !strings.Contains(end.Failed.Message, "res://main.gd:") || !strings.Contains(end.Failed.Message, "in _script_error(): Invalid call. Nonexistent function 'explode'") || len(evs) != 1 || evs[0].Event != "BEFORE" {
 			t.Fatalf("script error (await %v): %+v %+v", wait, end.Failed, evs)
 		}
 	}
 	send(t, ctx, peer, prepare("req", "required", nil, nil))
 	expectFailed(t, ctx, peer, "req", protocol.CappyInvalidParameters)
+	if evs, end := run(t, ctx, peer, "codec", "codec", nil, nil); end.Completed == nil || len(evs) != 8 {
+		t.Fatalf("codec: %+v, %d kinds", end.Failed, len(evs))
+	}
 	send(t, ctx, peer, protocol.RecordStart{Type: "record_start", Op: "rec"})
 	expectFailed(t, ctx, peer, "rec", protocol.CappyCapabilityMissing)
 	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: "rep", Replay: protocol.NewInlineReplay([]byte("{}"), "")})

@@ -3,6 +3,7 @@ extends Node
 ## no cameras.
 
 const CappyOperation := preload("res://addons/cappy/operation.gd")
+const Codec := preload("res://addons/cappy/replay_codec.gd")
 
 
 func _ready() -> void:
@@ -13,6 +14,7 @@ func _ready() -> void:
 	Cappy.register_scenario("script_error", _script_error, {"await": {"type": "boolean", "default": true}})
 	Cappy.register_scenario("paused", _paused)
 	Cappy.register_scenario("required", _required, {"level": {"type": "string", "required": true}})
+	Cappy.register_scenario("codec", _codec)
 
 
 func _script_error(op: CappyOperation) -> void:
@@ -34,3 +36,48 @@ func _paused(op: CappyOperation) -> void:
 
 func _required(op: CappyOperation) -> Dictionary:
 	return {"level": op.params["level"]}
+
+
+# Every kind of input event a replay carries, through the replay codec and
+# JSON as on the wire, comes back the same.
+func _codec(op: CappyOperation) -> void:
+	var key := InputEventKey.new()
+	key.keycode = KEY_A
+	key.physical_keycode = KEY_A
+	key.unicode = 97
+	key.pressed = true
+	key.shift_pressed = true
+	var button := InputEventMouseButton.new()
+	button.button_index = MOUSE_BUTTON_LEFT
+	button.pressed = true
+	button.position = Vector2(10.5, 20)
+	var motion := InputEventMouseMotion.new()
+	motion.position = Vector2(3, 4)
+	motion.relative = Vector2(1, -1)
+	motion.ctrl_pressed = true
+	var joy := InputEventJoypadButton.new()
+	joy.button_index = JOY_BUTTON_A
+	joy.pressed = true
+	joy.device = 1
+	var axis := InputEventJoypadMotion.new()
+	axis.axis = JOY_AXIS_LEFT_X
+	axis.axis_value = -0.5
+	var touch := InputEventScreenTouch.new()
+	touch.index = 2
+	touch.pressed = true
+	touch.position = Vector2(5, 6)
+	var drag := InputEventScreenDrag.new()
+	drag.index = 1
+	drag.position = Vector2(7, 8)
+	drag.relative = Vector2(2, 2)
+	var action := InputEventAction.new()
+	action.action = &"jump"
+	action.pressed = true
+	action.strength = 0.5
+	for e: InputEvent in [key, button, motion, joy, axis, touch, drag, action]:
+		var wire := JSON.stringify(Codec.encode_event(e))
+		var back := Codec.decode_event(JSON.parse_string(wire))
+		if back == null or back.get_class() != e.get_class() or back.as_text() != e.as_text() or JSON.stringify(Codec.encode_event(back)) != wire:
+			op.fail("CODEC", "%s came back as %s: %s" % [e.as_text(), back.as_text() if back else "null", wire])
+			return
+		op.emit_event("SAME", {"kind": e.get_class()})

@@ -476,13 +476,12 @@ func _record_input(event: InputEvent) -> void:
 
 func _inject(tick: int) -> void:
 	var inputs: Array = _replay["inputs"]
-	var injected := false
 	while _next_input < inputs.size() and int(inputs[_next_input][0]) <= tick:
+		# One at a time, as recorded: flushed at once, so Input does not
+		# merge them (accumulated input) before the game sees them.
 		Input.parse_input_event(Codec.decode_event(inputs[_next_input][1]))
-		_next_input += 1
-		injected = true
-	if injected:
 		Input.flush_buffered_events()
+		_next_input += 1
 	if tick >= int(_replay["ticks"]) and _op != null:
 		_op.summary.merge({"ticks": tick, "inputs": _next_input}, false)
 		_end(_op, "completed", "", "")
