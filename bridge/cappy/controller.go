@@ -103,6 +103,7 @@ type Controller struct {
 	endpoint string
 
 	mu        sync.Mutex
+	origins   map[string]int // origins allowed for a launch (AllowOrigin), beside cfg.AllowedOrigins
 	conn      *adapterConn   // the connected adapter, if any
 	ready     chan struct{}  // closed once an adapter shook hands and sent its registry
 	op        *Operation     // the active operation, if any
@@ -362,7 +363,31 @@ func (c *Controller) originAllowed(origin string) bool {
 			return true
 		}
 	}
-	return false
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.origins[strings.ToLower(u.Scheme+"://"+u.Host)] > 0
+}
+
+// AllowOrigin allows upgrades from origin (scheme://host:port, exactly)
+// until the returned func is called: a browser launch allows its page.
+func (c *Controller) AllowOrigin(origin string) (withdraw func()) {
+	key := strings.ToLower(origin)
+	c.mu.Lock()
+	if c.origins == nil {
+		c.origins = map[string]int{}
+	}
+	c.origins[key]++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			if c.origins[key]--; c.origins[key] <= 0 {
+				delete(c.origins, key)
+			}
+			c.mu.Unlock()
+		})
+	}
 }
 
 // serveHTTP upgrades an adapter's connection after the Host and Origin

@@ -22,6 +22,9 @@ type Launcher struct {
 	// MaxLogBytes caps the log; past it, the log starts over (the previous
 	// one is kept as LogPath.1). Default 8 MiB.
 	MaxLogBytes int64
+	// Output, when set, receives the game's output instead of LogPath (a
+	// browser launcher's dev server writes into the browser's log).
+	Output io.Writer
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -99,12 +102,17 @@ func (l *Launcher) Start(endpoint, token string) error {
 	if l.runningLocked() {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(l.LogPath), 0o700); err != nil {
-		return err
-	}
-	logw, err := newCappedLog(l.LogPath, l.MaxLogBytes)
-	if err != nil {
-		return err
+	var logw io.WriteCloser
+	if l.Output != nil {
+		logw = nopCloser{l.Output}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(l.LogPath), 0o700); err != nil {
+			return err
+		}
+		var err error
+		if logw, err = newCappedLog(l.LogPath, l.MaxLogBytes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(logw, "--- %s: launching %q\n", time.Now().Format(time.RFC3339), l.Command)
 	cmd := exec.Command(l.Command[0], l.Command[1:]...)
@@ -160,9 +168,17 @@ func (l *Launcher) Stop(grace time.Duration) {
 	}
 }
 
+// nopCloser is a writer that Close leaves open.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
 // Tail returns up to n bytes from the end of the game's log.
-func (l *Launcher) Tail(n int64) string {
-	f, err := os.Open(l.LogPath)
+func (l *Launcher) Tail(n int64) string { return tailFile(l.LogPath, n) }
+
+// tailFile returns up to n bytes from the end of a file.
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}

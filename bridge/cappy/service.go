@@ -19,11 +19,23 @@ import (
 // launches on demand, the capture config, and the capture store.
 type Service struct {
 	Controller   *Controller
-	Launcher     *Launcher // nil when there is no game command
+	Launcher     GameLauncher // nil when there is no game to launch
 	Config       *CaptureConfig
 	Store        *store.Store
 	log          *slog.Logger
 	endpointFile string
+}
+
+// GameLauncher starts the game and stops it: a process (*Launcher) or a
+// web game in a browser (*BrowserLauncher).
+type GameLauncher interface {
+	// Start launches the game unless it is running.
+	Start(endpoint, token string) error
+	Info() LaunchInfo
+	// Stop ends the game and what it started.
+	Stop(grace time.Duration)
+	// Tail returns up to n bytes from the end of the game's log.
+	Tail(n int64) string
 }
 
 // ServiceConfig configures NewService.
@@ -67,18 +79,33 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	}
 	s := &Service{Controller: ctrl, Config: sc.Config, Store: st, log: sc.Logger}
 	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)
-	if len(cmd) == 0 && sc.Config.Game != nil {
-		cmd, env = sc.Config.Game.Command, sc.Config.Game.Env
-		if sc.Config.Game.Cwd != "" {
-			dir = sc.Config.Game.Cwd
+	game := sc.Config.Game
+	if len(cmd) == 0 && game != nil {
+		cmd, env = game.Command, game.Env
+		if game.Cwd != "" {
+			dir = game.Cwd
 			if !filepath.IsAbs(dir) {
 				dir = filepath.Join(sc.GameDir, dir)
 			}
 		}
 	}
-	if len(cmd) > 0 {
-		s.Launcher = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: filepath.Join(sc.Data, "game.log")}
-	} else {
+	logPath := filepath.Join(sc.Data, "game.log")
+	switch {
+	case len(sc.GameCommand) == 0 && game.Web():
+		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger}
+		if game.Serve != "" {
+			b.Serve = game.Serve
+			if !filepath.IsAbs(b.Serve) {
+				b.Serve = filepath.Join(dir, b.Serve)
+			}
+		}
+		if len(cmd) > 0 {
+			b.Server = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: logPath}
+		}
+		s.Launcher = b
+	case len(cmd) > 0:
+		s.Launcher = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: logPath}
+	default:
 		// The user starts the game: tell it where to connect.
 		s.endpointFile = sc.EndpointFile
 		if s.endpointFile == "" {

@@ -1,0 +1,443 @@
+package cappy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/inspector"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Browsers are the programs looked for on PATH when game.browser is not
+// given, in order.
+var Browsers = []string{"chromium", "chromium-browser", "google-chrome", "chrome"}
+
+// FindBrowser returns the browser to launch: path when given (a name is
+// looked up on PATH), else the first of Browsers on PATH.
+func FindBrowser(path string) (string, error) {
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("game.browser %q: %w", path, err)
+		}
+		return p, nil
+	}
+	for _, name := range Browsers {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no browser found: none of %s is on PATH (install Chromium, e.g. apt-get install chromium, or set game.browser)", strings.Join(Browsers, ", "))
+}
+
+// BrowserLauncher opens a web game in a browser it launches (Chromium,
+// through the DevTools protocol): headless unless Headed, with a fresh
+// profile and the flags a closed network needs, at URL with the
+// controller's endpoint and token in the fragment. It serves Serve itself
+// and starts Server (a dev server) first when given. The page's console
+// and uncaught errors go to the game's log; a crashed page or a dead
+// browser counts as exited, so the next Start launches it again.
+type BrowserLauncher struct {
+	// URL is the page: absolute (a loopback http(s) URL), or relative to
+	// Serve's root ("" is its index).
+	URL string
+	// Serve is a directory to serve on a loopback port ("" serves nothing).
+	Serve string
+	// Server, when set, is started before the browser and URL is waited
+	// for (a dev server); it writes into the same log.
+	Server *Launcher
+	// Browser is the browser's path or name ("" finds one: Browsers).
+	Browser string
+	Headed  bool
+	LogPath string
+	// MaxLogBytes caps the log (default 8 MiB), as Launcher's.
+	MaxLogBytes int64
+	// Allow allows an Origin on the controller for this launch; the
+	// returned func withdraws it.
+	Allow  func(origin string) (withdraw func())
+	Logger *slog.Logger
+
+	mu       sync.Mutex
+	log      *cappedLog
+	static   *StaticServer
+	run      *browserRun // the latest launch
+	starts   int
+	withdraw func()
+	token    atomic.Pointer[string] // redacted from the log
+}
+
+// browserRun is one launch of the browser.
+type browserRun struct {
+	cancel func()        // ends the browser: kills it, waits, removes its profile
+	exited chan struct{} // closed when the browser or its page died
+	why    string        // why, written before exited closes
+	pid    int
+	page   string // the URL opened, without the fragment
+}
+
+// Start launches the browser at the game's page unless it is running.
+func (b *BrowserLauncher) Start(endpoint, token string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.runningLocked() {
+		return nil
+	}
+	if b.Logger == nil {
+		b.Logger = slog.New(slog.DiscardHandler)
+	}
+	if b.log == nil {
+		if err := os.MkdirAll(filepath.Dir(b.LogPath), 0o700); err != nil {
+			return err
+		}
+		lw, err := newCappedLog(b.LogPath, b.MaxLogBytes)
+		if err != nil {
+			return err
+		}
+		b.log = lw
+	}
+	exe, err := FindBrowser(b.Browser)
+	if err != nil {
+		return err
+	}
+	base := ""
+	if b.Serve != "" {
+		if b.static == nil {
+			if b.static, err = ServeStatic(b.Serve, "", b.Logger); err != nil {
+				return err
+			}
+		}
+		base = b.static.URL()
+	}
+	pageURL, err := resolvePage(base, b.URL)
+	if err != nil {
+		return err
+	}
+	if b.Server != nil {
+		b.Server.Output = b.log
+		if err := b.Server.Start(endpoint, token); err != nil {
+			return err
+		}
+		if err := waitHTTP(pageURL, LaunchWait-5*time.Second, b.Server); err != nil {
+			return err
+		}
+	}
+	u, _ := url.Parse(pageURL)
+	if b.withdraw != nil {
+		b.withdraw()
+		b.withdraw = nil
+	}
+	if b.Allow != nil {
+		b.withdraw = b.Allow(u.Scheme + "://" + u.Host)
+	}
+	b.token.Store(&token)
+	frag := url.Values{"cappy-endpoint": {endpoint}, "cappy-token": {token}}.Encode()
+	full := pageURL
+	if u.Fragment != "" {
+		full += "&" + frag
+	} else {
+		full += "#" + frag
+	}
+	b.logf("--- %s: launching %s at %s", time.Now().Format(time.RFC3339), exe, pageURL)
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		chromedp.Flag("no-sandbox", os.Getuid() == 0), // only as root, where Chromium refuses its sandbox
+		chromedp.CombinedOutput(slogWriter{b.Logger}),
+	}
+	if !b.Headed {
+		// Software WebGL (SwiftShader) for machines without a GPU: the
+		// page is the user's own game, in a fresh profile.
+		opts = append(opts, chromedp.Flag("headless", "new"), chromedp.Flag("mute-audio", true), chromedp.Flag("enable-unsafe-swiftshader", true))
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	tctx, tcancel := chromedp.NewContext(actx)
+	run := &browserRun{cancel: func() { tcancel(); acancel() }, exited: make(chan struct{}), page: pageURL}
+	var once sync.Once
+	died := func(why string) {
+		once.Do(func() {
+			run.why = why
+			b.logf("--- %s: %s", time.Now().Format(time.RFC3339), why)
+			close(run.exited)
+			go run.cancel() // not on the event loop: cancelling waits for it
+		})
+	}
+	cancel := run.cancel
+	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died) }); err != nil {
+		cancel()
+		return fmt.Errorf("browser: %w", err)
+	}
+	// The first Run starts the browser (with a blank page) and attaches.
+	if err := chromedp.Do(tctx); err != nil {
+		cancel()
+		b.logf("--- browser did not start: %v", err)
+		return fmt.Errorf("launch browser %s: %w", exe, err)
+	}
+	if p := chromedp.FromContext(tctx).Browser.Process(); p != nil {
+		run.pid = p.Pid
+	}
+	b.run = run
+	b.starts++
+	go func() {
+		<-tctx.Done()
+		died("the browser exited")
+	}()
+	// Navigate without waiting for load: the handshake is what counts.
+	go func() {
+		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: full})
+		if err == nil && res.ErrorText != "" {
+			err = errors.New(res.ErrorText)
+		}
+		if err != nil && tctx.Err() == nil {
+			b.logf("[page] cannot open %s: %v", pageURL, err)
+		}
+	}()
+	return nil
+}
+
+// resolvePage is the page's URL: url against the served root when there
+// is one. It must be an http(s) URL on a loopback host.
+func resolvePage(base, page string) (string, error) {
+	if base == "" && page == "" {
+		return "", errors.New("game.url or game.serve is required for a web game")
+	}
+	ref, err := url.Parse(page)
+	if err != nil {
+		return "", fmt.Errorf("game.url %q: %w", page, err)
+	}
+	u := ref
+	if base != "" {
+		b, _ := url.Parse(base)
+		u = b.ResolveReference(ref)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("game.url %q: must be an http:// or https:// URL (or a path under game.serve)", page)
+	}
+	if !isLoopbackHost(u.Host) {
+		return "", fmt.Errorf("game.url %q: the game's page must be on this machine (127.0.0.1, ::1 or localhost): its origin gets the session token", page)
+	}
+	return u.String(), nil
+}
+
+// waitHTTP waits until u answers (any HTTP status), while the dev server runs.
+func waitHTTP(u string, d time.Duration, server *Launcher) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(d)
+	for {
+		resp, err := client.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if !server.Running() {
+			return fmt.Errorf("the dev server exited before %s answered (%s)", u, server.Info().LastExit)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer within %s: %v", u, d, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// maxConsoleLine caps one console line in the log.
+const maxConsoleLine = 4 << 10
+
+// event writes console messages and uncaught errors to the log and
+// notices a crashed page. It runs on the tab's event loop: it must not
+// block.
+func (b *BrowserLauncher) event(ev any, died func(string)) {
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		parts := make([]string, 0, len(e.Args))
+		for _, a := range e.Args {
+			parts = append(parts, remoteText(a))
+		}
+		b.logf("[console.%s] %s", e.Type, capLine(strings.Join(parts, " ")))
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		text := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			text += " " + d.Exception.Description
+		}
+		b.logf("[uncaught] %s (%s:%d)", capLine(text), noFragment(d.URL), d.LineNumber+1)
+	case *cdplog.EventEntryAdded:
+		// Errors only: the warnings are Chromium's (software WebGL and
+		// the like), not the game's.
+		if e.Entry.Level == cdplog.EntryLevelError {
+			b.logf("[browser.error] %s %s", capLine(e.Entry.Text), noFragment(e.Entry.URL))
+		}
+	case *inspector.EventTargetCrashed:
+		died("the page crashed")
+	case *inspector.EventDetached:
+		died("the page was detached: " + e.Reason)
+	}
+}
+
+// remoteText renders one console argument.
+func remoteText(a *runtime.RemoteObject) string {
+	switch {
+	case a == nil:
+		return ""
+	case a.Type == runtime.RemoteObjectTypeString && len(a.Value) > 0:
+		var s string
+		if err := json.Unmarshal(a.Value, &s); err == nil {
+			return s
+		}
+	case len(a.Value) > 0:
+		return string(a.Value)
+	case a.UnserializableValue != "":
+		return string(a.UnserializableValue)
+	case a.Description != "":
+		return a.Description
+	}
+	return string(a.Type)
+}
+
+// noFragment drops a URL's fragment, where the page's token is.
+func noFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+func capLine(s string) string {
+	if len(s) > maxConsoleLine {
+		return s[:maxConsoleLine] + "…"
+	}
+	return s
+}
+
+// logf writes one line to the game's log, without the session token
+// (a page may print its own URL).
+func (b *BrowserLauncher) logf(format string, args ...any) {
+	if b.log == nil {
+		return
+	}
+	line := fmt.Sprintf(format, args...)
+	if tok := b.token.Load(); tok != nil && *tok != "" {
+		line = strings.ReplaceAll(line, *tok, "<token>")
+	}
+	fmt.Fprintln(b.log, line)
+}
+
+// Running reports whether the browser and its page are alive.
+func (b *BrowserLauncher) Running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runningLocked()
+}
+
+func (b *BrowserLauncher) runningLocked() bool {
+	if b.run == nil {
+		return false
+	}
+	select {
+	case <-b.run.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Info reports the browser's state. Command is the browser and the page,
+// without the fragment (which holds the token).
+func (b *BrowserLauncher) Info() LaunchInfo {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cmd := []string{b.Browser}
+	if b.Browser == "" {
+		cmd[0] = "chromium"
+	}
+	running := b.runningLocked()
+	in := LaunchInfo{Command: cmd, Running: running, Starts: b.starts, LogPath: b.LogPath}
+	switch {
+	case b.run != nil:
+		in.Command, in.PID = append(cmd, b.run.page), b.run.pid
+		if !running {
+			in.LastExit = b.run.why
+		}
+	case b.URL != "":
+		in.Command = append(cmd, b.URL)
+	}
+	return in
+}
+
+// Stop closes the browser (and its child processes, and its profile), the
+// dev server and the static server.
+func (b *BrowserLauncher) Stop(grace time.Duration) {
+	b.mu.Lock()
+	run := b.run
+	static := b.static
+	b.static = nil
+	withdraw := b.withdraw
+	b.withdraw = nil
+	b.mu.Unlock()
+	if run != nil {
+		done := make(chan struct{})
+		go func() { run.cancel(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(grace):
+			if p, err := os.FindProcess(run.pid); err == nil && run.pid > 0 {
+				p.Kill()
+			}
+			<-done
+		}
+	}
+	if withdraw != nil {
+		withdraw()
+	}
+	if b.Server != nil {
+		b.Server.Stop(grace)
+	}
+	if static != nil {
+		static.Close()
+	}
+}
+
+// Tail returns up to n bytes from the end of the log.
+func (b *BrowserLauncher) Tail(n int64) string { return tailFile(b.LogPath, n) }
+
+// slogWriter sends the browser's own output to the logger (debug): it is
+// Chromium's noise, not the game's.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.log.Debug("browser", "output", line)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,183 @@
+package cappy
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+)
+
+func TestStaticServer(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	files := map[string]string{
+		"index.html": "<!doctype html>game", "game.js": "export {}", "lib/phaser.min.js": "var Phaser", "data/level.json": "{}",
+		"game.wasm": "\x00asm", "art/hero.png": "\x89PNG", "sub/index.html": "sub page", "empty/.keep": "",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("secret"), 0o644)
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ServeStatic(dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.URL(), "http://127.0.0.1:") {
+		t.Fatalf("URL %s", s.URL())
+	}
+	get := func(path string, header http.Header) (int, string, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL()+strings.TrimPrefix(path, "/"), nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		if h := header.Get("Host"); h != "" {
+			req.Host = h
+		}
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	for path, want := range map[string]string{
+		"/": "text/html; charset=utf-8", "/game.js": "text/javascript; charset=utf-8", "/lib/phaser.min.js": "text/javascript; charset=utf-8",
+		"/data/level.json": "application/json", "/game.wasm": "application/wasm", "/art/hero.png": "image/png", "/sub/": "text/html; charset=utf-8",
+	} {
+		code, _, h := get(path, nil)
+		if code != http.StatusOK || h.Get("Content-Type") != want || h.Get("Cache-Control") != "no-cache" {
+			t.Errorf("GET %s: %d %q %q, want 200 %q no-cache", path, code, h.Get("Content-Type"), h.Get("Cache-Control"), want)
+		}
+	}
+	if code, body, _ := get("/", nil); code != 200 || body != "<!doctype html>game" {
+		t.Errorf("GET /: %d %q", code, body)
+	}
+	if code, _, h := get("/sub", nil); code != http.StatusMovedPermanently || h.Get("Location") != "/sub/" {
+		t.Errorf("GET /sub: %d %v, want a redirect to /sub/", code, h)
+	}
+	// Nothing outside the directory, no listings.
+	for _, path := range []string{"/../" + filepath.Base(outside) + "/secret.txt", "/%2e%2e/secret.txt", "/link.txt", "/out/secret.txt", "/empty/", "/missing.js", "/lib/"} {
+		if code, body, _ := get(path, nil); code != http.StatusNotFound || strings.Contains(body, "secret") {
+			t.Errorf("GET %s: %d %q, want 404", path, code, body)
+		}
+	}
+	// A foreign Host (DNS rebinding) is refused; so is a write.
+	if code, _, _ := get("/game.js", http.Header{"Host": {"evil.example:80"}}); code != http.StatusForbidden {
+		t.Errorf("foreign Host: %d, want 403", code)
+	}
+	resp, err := http.Post(s.URL()+"game.js", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405", resp.StatusCode)
+	}
+	if _, err := ServeStatic(filepath.Join(dir, "nope"), "", nil); err == nil {
+		t.Error("serving a missing directory succeeded")
+	}
+	if _, err := ServeStatic(dir, "0.0.0.0:0", nil); err == nil {
+		t.Error("serving on a non-loopback address succeeded")
+	}
+}
+
+func TestWebGameConfig(t *testing.T) {
+	for _, tc := range []struct {
+		json, err string
+	}{
+		{`{"game": {"serve": "dist"}}`, ""},
+		{`{"game": {"serve": "dist", "url": "/?autopilot=1", "headed": true, "browser": "chromium"}}`, ""},
+		{`{"game": {"url": "http://127.0.0.1:5173/", "command": ["npm", "run", "dev"]}}`, ""},
+		{`{"game": {"url": "http://localhost:5173/"}}`, ""},
+		{`{"game": {"command": ["godot"]}}`, ""},
+		{`{"game": {}}`, "game.command"},
+		{`{"game": {"command": ["godot"], "headed": true}}`, "for a web game"},
+		{`{"game": {"url": "/index.html"}}`, "needs game.serve"},
+		{`{"game": {"url": "https://example.com/game"}}`, "on this machine"},
+		{`{"game": {"url": "file:///tmp/game.html"}}`, "http://"},
+		{`{"game": {"serve": "dist", "url": "//example.com/"}}`, "on this machine"},
+		{`{"game": {"serve": "dist", "port": 3}}`, "unknown field"},
+	} {
+		p := filepath.Join(t.TempDir(), "capture.json")
+		os.WriteFile(p, []byte(tc.json), 0o644)
+		_, err := LoadConfig(p, false)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.json, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %v, want an error about %q", tc.json, err, tc.err)
+		}
+	}
+}
+
+func TestResolvePage(t *testing.T) {
+	for _, tc := range []struct{ base, page, want string }{
+		{"http://127.0.0.1:4000/", "", "http://127.0.0.1:4000/"},
+		{"http://127.0.0.1:4000/", "/?autopilot=1", "http://127.0.0.1:4000/?autopilot=1"},
+		{"http://127.0.0.1:4000/", "levels/2.html", "http://127.0.0.1:4000/levels/2.html"},
+		{"", "http://[::1]:5173/play", "http://[::1]:5173/play"},
+	} {
+		got, err := resolvePage(tc.base, tc.page)
+		if err != nil || got != tc.want {
+			t.Errorf("resolvePage(%q, %q) = %q, %v; want %q", tc.base, tc.page, got, err, tc.want)
+		}
+	}
+}
+
+// A launch's origin is allowed while it lasts, and only exactly it.
+func TestAllowOrigin(t *testing.T) {
+	e := newEnv(t, nil)
+	dial := func(origin string) int {
+		t.Helper()
+		a, resp, err := dialAdapter(t, e, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+		if err == nil {
+			a.ws.CloseNow()
+			return http.StatusSwitchingProtocols
+		}
+		if resp == nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	page := "http://127.0.0.1:41234"
+	if code := dial(page); code != http.StatusForbidden {
+		t.Fatalf("before the launch: %d, want 403", code)
+	}
+	withdraw := e.ctrl.AllowOrigin(page)
+	again := e.ctrl.AllowOrigin(page) // a second launch of the same origin
+	if code := dial(page); code != http.StatusSwitchingProtocols {
+		t.Fatalf("during the launch: %d, want an upgrade", code)
+	}
+	for _, other := range []string{"http://127.0.0.1:41235", "https://127.0.0.1:41234", "http://localhost:41234"} {
+		if code := dial(other); code != http.StatusForbidden {
+			t.Fatalf("%s during the launch of %s: %d, want 403", other, page, code)
+		}
+	}
+	withdraw()
+	withdraw() // once only
+	if code := dial(page); code != http.StatusSwitchingProtocols {
+		t.Fatalf("with the second launch still on: %d, want an upgrade", code)
+	}
+	again()
+	if code := dial(page); code != http.StatusForbidden {
+		t.Fatalf("after the launches: %d, want 403", code)
+	}
+}
