@@ -43,11 +43,11 @@ export async function waitFor(what, cond, ms = 15000) {
  * Starts crosscode-mcp and initializes an MCP session. Returns
  * {call, callRaw, endpoint, token, stderr(), close()}.
  */
-export async function startController(t) {
+export async function startController(t, { args = [], cwd } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'cappy-js-'));
   const data = join(dir, 'data');
-  const child = spawn(binary(), ['--toolsets', 'capture', '--data', data, '--repo', dir], {
-    cwd: dir,
+  const child = spawn(binary(), ['--toolsets', 'capture', '--data', data, '--repo', cwd || dir, ...args], {
+    cwd: cwd || dir,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, CROSSCODE_SESSION_REF: 'js-tests', CAPPY_ENDPOINT: '', CAPPY_SESSION_TOKEN: '' },
   });
@@ -75,8 +75,11 @@ export async function startController(t) {
   await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cappy-js-tests', version: '1' } });
   child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
   const endpointFile = join(data, 'cappy-endpoint.json');
-  await waitFor('the endpoint file', () => existsSync(endpointFile));
-  const { endpoint, token } = JSON.parse(readFileSync(endpointFile, 'utf8'));
+  let endpoint, token;
+  if (!args.length) {
+    await waitFor('the endpoint file', () => existsSync(endpointFile));
+    ({ endpoint, token } = JSON.parse(readFileSync(endpointFile, 'utf8')));
+  }
 
   /** Calls a tool: {out: structuredContent, isError, content}. */
   async function callRaw(name, args = {}, meta) {
