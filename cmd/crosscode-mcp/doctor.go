@@ -198,7 +198,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	cc, err := cappy.LoadConfig(ccPath, optional)
 	switch {
 	case err != nil:
-		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env}, listen, requiredCapabilities, presets, allowedOrigins"})
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed}, listen, requiredCapabilities, presets, allowedOrigins"})
 		cc = &cappy.CaptureConfig{}
 	case optional && cc.Game == nil && cc.Presets == nil:
 		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
@@ -221,13 +221,23 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	if fromConfig {
 		fix = "install it, or give its full path (or one relative to game.cwd) in game.command"
 	}
-	if len(game) == 0 {
+	web := len(cfg.GameCmd) == 0 && cc.Game.Web()
+	if web {
+		out = append(out, checkWebGame(cc.Game, gameDir)...)
+	}
+	switch {
+	case len(game) == 0 && web:
+		// A web game without a dev server: nothing to run but the browser.
+	case len(game) == 0:
 		add(Check{"game command", "warn", "none: the capture tools wait for a game you start yourself", "set game.command in .crosscode/capture.json or pass --game-cmd; a game you start reads its endpoint from " + filepath.Join(data, "cappy-endpoint.json")})
-	} else if fi, err := os.Stat(gameDir); err != nil || !fi.IsDir() {
+	case !isDir(gameDir):
 		add(Check{"game command", "fail", fmt.Sprintf("it runs in %s, which is not a directory", gameDir), "fix game.cwd in the capture config (relative to the repository)"})
-	} else if p, err := lookGameCommand(game[0], gameDir); err != nil {
-		add(Check{"game command", "fail", fmt.Sprintf("%q: %v", game[0], err), fix})
-	} else {
+	default:
+		p, err := lookGameCommand(game[0], gameDir)
+		if err != nil {
+			add(Check{"game command", "fail", fmt.Sprintf("%q: %v", game[0], err), fix})
+			break
+		}
 		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " ") + " (in " + gameDir + ")", ""})
 	}
 	listen := cfg.CappyListen
@@ -238,6 +248,45 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 		listen = "127.0.0.1:0"
 	}
 	add(checkListen(listen))
+	return out
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// checkWebGame checks a web game's browser and served directory.
+func checkWebGame(g *cappy.GameConfig, gameDir string) []Check {
+	var out []Check
+	exe, err := cappy.FindBrowser(g.Browser)
+	if err != nil {
+		out = append(out, Check{"browser", "fail", err.Error(), "install Chromium (Debian/Ubuntu: apt-get install chromium; macOS: brew install --cask chromium) or give its path in game.browser"})
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		v, err := exec.CommandContext(ctx, exe, "--version").Output()
+		mode := "headless"
+		if g.Headed {
+			mode = "headed"
+		}
+		if err != nil {
+			out = append(out, Check{"browser", "fail", fmt.Sprintf("%s --version: %v", exe, err), "reinstall the browser, or give another in game.browser"})
+		} else {
+			out = append(out, Check{"browser", "ok", fmt.Sprintf("%s (%s), %s", exe, strings.TrimSpace(string(v)), mode), ""})
+		}
+	}
+	if g.Serve != "" {
+		dir := g.Serve
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(gameDir, dir)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || fi.IsDir() {
+			out = append(out, Check{"game files", "warn", dir + " has no index.html yet", "build the game (e.g. npm run build) before the first capture"})
+		} else {
+			out = append(out, Check{"game files", "ok", "serves " + dir, ""})
+		}
+	}
 	return out
 }
 

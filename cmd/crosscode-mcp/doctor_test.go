@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 type doctorReport struct {
@@ -250,5 +252,35 @@ func TestDoctorGameCommandInGameCwd(t *testing.T) {
 				t.Fatalf("a failed check must fail the run with a fix: exit %d %+v", code, c)
 			}
 		})
+	}
+}
+
+func TestDoctorWebGame(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	repo := gitRepo(t)
+	if err := os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(repo, "web", "dist"), 0o755)
+	for _, tc := range []struct {
+		name, config, check, status, want string
+	}{
+		{"browser on PATH", `{"game":{"serve":"dist","cwd":"web"}}`, "browser", "ok", "Chromium"},
+		{"browser missing", `{"game":{"serve":"dist","cwd":"web","browser":"/no/such/chrome"}}`, "browser", "fail", "/no/such/chrome"},
+		{"not built yet", `{"game":{"serve":"dist","cwd":"web"}}`, "game files", "warn", "no index.html"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(tc.config), 0o644)
+			r, _ := runDoctorJSON(t, "--repo", repo)
+			c := r.check(t, tc.check)
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.want) || (c.Status != "ok" && c.Fix == "") {
+				t.Fatalf("%s: %+v, want %s naming %q (with a fix unless ok)", tc.check, c, tc.status, tc.want)
+			}
+		})
+	}
+	os.WriteFile(filepath.Join(repo, "web", "dist", "index.html"), []byte("<!doctype html>"), 0o644)
+	r, _ := runDoctorJSON(t, "--repo", repo)
+	if c := r.check(t, "game files"); c.Status != "ok" {
+		t.Fatalf("game files after the build: %+v", c)
 	}
 }

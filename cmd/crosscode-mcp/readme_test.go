@@ -97,6 +97,11 @@ func TestReadmeCommands(t *testing.T) {
 				if out, err := run(t, filepath.Join("..", ".."), []string{"go", "build", "-o", filepath.Join(t.TempDir(), "crosscode-mcp"), "./cmd/crosscode-mcp"}, 2*time.Minute); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
+			case strings.Contains(line, "examples/"):
+				// The example's commands run from the repository's root.
+				if out, err := run(t, filepath.Join("..", ".."), args, 5*time.Minute); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
 			case args[0] == "claude":
 				// No Claude Code here: check that what it would start parses.
 				i := strings.Index(line, "-- crosscode-mcp")

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+)
+
+// arenaDir is examples/phaser-arena.
+func arenaDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "phaser-arena"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var arenaOnce sync.Mutex
+
+// buildArena installs the example's npm packages when they are missing
+// (npm ci, from package-lock.json) and builds it: dist/ and, with the
+// tuned variant, dist-changed/.
+func buildArena(t *testing.T) string {
+	t.Helper()
+	arenaOnce.Lock()
+	defer arenaOnce.Unlock()
+	sysdeps.Need(t, "node")
+	sysdeps.Need(t, "npm")
+	dir := arenaDir(t)
+	run := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "phaser", "dist", "phaser.min.js")); err != nil {
+		run("npm", "ci", "--no-audit", "--no-fund")
+	}
+	run("node", "build.mjs")
+	run("node", "build.mjs", "--variant", "changed", "--out", "dist-changed")
+	return dir
+}
+
+// schemaAgent checks every tool result's structuredContent against the
+// tool's output schema, as the official TypeScript client does.
+type schemaAgent struct {
+	*agent
+	schemas map[string]*validator.Schema
+}
+
+func withSchemas(t *testing.T, a *agent) *schemaAgent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := a.c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := &schemaAgent{agent: a, schemas: map[string]*validator.Schema{}}
+	for _, tool := range list.Tools {
+		raw, err := json.Marshal(tool.OutputSchema)
+		if len(tool.RawOutputSchema) > 0 {
+			raw, err = tool.RawOutputSchema, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+		c := validator.NewCompiler()
+		if err := c.AddResource(tool.Name+".json", doc); err != nil {
+			t.Fatal(err)
+		}
+		if sa.schemas[tool.Name], err = c.Compile(tool.Name + ".json"); err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+	}
+	return sa
+}
+
+// callFull runs a tool and returns its whole result, its structuredContent
+// checked against the output schema.
+func (a *schemaAgent) callFull(tool string, args map[string]any) (*mcpgo.CallToolResult, map[string]any) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := a.c.CallTool(ctx, req)
+	if err != nil {
+		a.t.Fatalf("%s: %v\nstderr:\n%s", tool, err, a.stderr.String())
+	}
+	if res.StructuredContent == nil {
+		if res.IsError {
+			return res, map[string]any{"error": fmt.Sprint(res.Content)}
+		}
+		a.t.Fatalf("%s: no structuredContent: %+v", tool, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	v, _ := validator.UnmarshalJSON(bytes.NewReader(b))
+	if err := a.schemas[tool].Validate(v); err != nil {
+		a.t.Fatalf("%s: structuredContent does not match the output schema: %v\n%s", tool, err, b)
+	}
+	return res, out
+}
+
+func (a *schemaAgent) callS(tool string, args map[string]any) map[string]any {
+	a.t.Helper()
+	_, out := a.callFull(tool, args)
+	return out
+}
+
+// descendants lists the processes below pid (the browser and its helpers).
+func descendants(pid int) []int {
+	parent := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; ppid follows the last ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			parent[pp] = append(parent[pp], p)
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range parent[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" // a zombie has exited
+}
+
+// TestBrowserGame plays examples/phaser-arena in headless Chromium through
+// the real stdio server and the example's capture config.
+func TestBrowserGame(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	dir := buildArena(t)
+	root := filepath.Dir(filepath.Dir(dir))
+	data := t.TempDir()
+	start := func(config string) *schemaAgent {
+		return withSchemas(t, startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: root,
+			args: []string{"--toolsets", "capture", "--data", data, "--capture-config", config}}))
+	}
+	a := start(filepath.Join(dir, "capture.json"))
+
+	sc := a.callS("list_scenarios", nil)
+	if sc["game"] != "phaser-arena" || len(sc["scenarios"].([]any)) != 3 {
+		t.Fatalf("list_scenarios: %v", sc)
+	}
+	st := a.callS("capture_status", nil)
+	if field(st, "game", "running") != true || field(st, "game", "launches") != 1.0 || !strings.Contains(fmt.Sprint(field(st, "adapter", "capabilities")), "frames") {
+		t.Fatalf("capture_status after launch: %v", st)
+	}
+	if cmd := fmt.Sprint(field(st, "game", "command")); strings.Contains(cmd, "cappy-token") || strings.Contains(st["game"].(map[string]any)["logTail"].(string), "cappy-token=") {
+		t.Fatalf("the session token shows in capture_status: %v", st["game"])
+	}
+
+	// A scenario with parameters, at half speed on the overview camera.
+	run := a.callS("run_scenario", map[string]any{"scenario": "wave_clear", "parameters": map[string]any{"enemies": 3, "seed": 5}, "preset": "slow-overview"})
+	if run["status"] != "completed" || run["events"].(float64) < 8 {
+		t.Fatalf("run_scenario: %v", run)
+	}
+	var kills int
+	for _, e := range run["timeline"].([]any) {
+		if field(e.(map[string]any), "event") == "KILL" {
+			kills++
+		}
+	}
+	if kills != 3 {
+		t.Fatalf("wave_clear with 3 enemies: %d KILL events in %v", kills, run["timeline"])
+	}
+
+	// A freeform recording of the autopilot's input, then its replay at
+	// half speed: the same events, the same simulation.
+	rec := a.callS("start_recording", nil)
+	waitFor(t, "the recording to hold events", func() bool {
+		st := a.callS("capture_status", nil)
+		ev, _ := field(st, "active", "events").(float64)
+		return ev >= 25
+	})
+	stopped := a.callS("stop_recording", map[string]any{"op": rec["op"]})
+	if stopped["status"] != "completed" || field(stopped, "replay", "format") != "phaser-arena/v1" {
+		t.Fatalf("stop_recording: %v", stopped)
+	}
+	rp := a.callS("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5}})
+	if rp["status"] != "completed" || field(rp, "divergence", "identical") != true || field(rp, "divergence", "compared") != stopped["events"] {
+		t.Fatalf("replay at timeScale 0.5: %v", rp)
+	}
+	if rp["lastT"].(float64) < 1.9*stopped["lastT"].(float64) {
+		t.Fatalf("the half-speed replay's presented time %v is not twice the recording's %v", rp["lastT"], stopped["lastT"])
+	}
+
+	// An error in the game: the operation fails with a code, and the
+	// console shows in capture_status.
+	broken := a.callS("run_scenario", map[string]any{"scenario": "broken_spawn"})
+	if broken["status"] != "failed" || broken["code"] != "ADAPTER_ERROR" || !strings.Contains(broken["message"].(string), "TypeError") {
+		t.Fatalf("broken_spawn: %v", broken)
+	}
+	st = a.callS("capture_status", nil)
+	tail := field(st, "game", "logTail").(string)
+	if !strings.Contains(tail, `[console.error] spawn: no sprite for enemy kind "ghost"`) || !strings.Contains(tail, "TypeError") {
+		t.Fatalf("the console error is not in capture_status's log tail:\n%s", tail)
+	}
+
+	// The browser killed: the next call launches it again.
+	pid := int(field(st, "game", "pid").(float64))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the killed browser to be noticed", func() bool {
+		st := a.callS("capture_status", nil)
+		return st["adapter"] == nil && field(st, "game", "running") == false
+	})
+	if again := a.callS("run_scenario", map[string]any{"scenario": "survive", "parameters": map[string]any{"seconds": 1}}); again["status"] != "completed" {
+		t.Fatalf("after the browser was killed: %v", again)
+	}
+	st = a.callS("capture_status", nil)
+	if field(st, "game", "launches") != 2.0 || field(st, "game", "pid") == float64(pid) {
+		t.Fatalf("the browser was not launched again: %v", st["game"])
+	}
+
+	// Stopped with the server: no browser process outlives it.
+	pid = int(field(st, "game", "pid").(float64))
+	procs := append(descendants(pid), pid)
+	if len(procs) < 2 {
+		t.Fatalf("the browser %d has no helper processes: %v", pid, procs)
+	}
+	a.c.Close()
+	a.cmd.Wait()
+	waitFor(t, "the browser's processes to end with the server", func() bool {
+		for _, p := range procs {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	})
+
+	// The changed build: the replay of the same recording diverges.
+	changed := filepath.Join(t.TempDir(), "capture.json")
+	cfg := fmt.Sprintf(`{"game": {"serve": %q, "url": "/?autopilot=1"}}`, filepath.Join(dir, "dist-changed"))
+	if err := os.WriteFile(changed, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := start(changed)
+	div := b.callS("replay", map[string]any{"op": rec["op"]})
+	if div["status"] != "completed" || field(div, "divergence", "identical") != false {
+		t.Fatalf("the replay on the changed build did not diverge: %v", div)
+	}
+}
