@@ -154,32 +154,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	}
 	b.logf("--- %s: launching %s at %s", time.Now().Format(time.RFC3339), exe, pageURL)
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		chromedp.Flag("no-sandbox", os.Getuid() == 0), // only as root, where Chromium refuses its sandbox
-		chromedp.CombinedOutput(slogWriter{b.Logger}),
-	}
-	if !b.Headed {
-		// Software WebGL (SwiftShader) for machines without a GPU: the
-		// page is the user's own game, in a fresh profile.
-		opts = append(opts, chromedp.Flag("headless", "new"), chromedp.Flag("mute-audio", true), chromedp.Flag("enable-unsafe-swiftshader", true))
-	}
+	opts := ChromiumOptions(exe, b.Headed, b.Logger)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	tctx, tcancel := chromedp.NewContext(actx)
 	run := &browserRun{cancel: func() { tcancel(); acancel() }, exited: make(chan struct{}), page: pageURL}
@@ -223,6 +198,44 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		}
 	}()
 	return nil
+}
+
+// ChromiumOptions are the browser's flags: a fresh profile (chromedp's
+// temporary one), headless unless headed, what a closed network needs
+// (no background networking, component updates, sync or first-run
+// dialogs), no sandbox only as root (where Chromium refuses it), software
+// WebGL, and its own output to log at debug level.
+func ChromiumOptions(exe string, headed bool, log *slog.Logger) []chromedp.ExecAllocatorOption {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		chromedp.Flag("no-sandbox", os.Getuid() == 0), // only as root, where Chromium refuses its sandbox
+		chromedp.CombinedOutput(slogWriter{log}),
+	}
+	if !headed {
+		// Software WebGL (SwiftShader) for machines without a GPU: the
+		// page is the user's own game, in a fresh profile.
+		opts = append(opts, chromedp.Flag("headless", "new"), chromedp.Flag("mute-audio", true), chromedp.Flag("enable-unsafe-swiftshader", true))
+	}
+	return opts
 }
 
 // resolvePage is the page's URL: url against the served root when there
