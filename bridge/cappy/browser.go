@@ -83,11 +83,12 @@ type BrowserLauncher struct {
 
 // browserRun is one launch of the browser.
 type browserRun struct {
-	cancel func()        // ends the browser: kills it, waits, removes its profile
-	exited chan struct{} // closed when the browser or its page died
-	why    string        // why, written before exited closes
-	pid    int
-	page   string // the URL opened, without the fragment
+	cancel  func()        // ends the browser: kills it, waits, removes its profile
+	exited  chan struct{} // closed when the browser or its page died
+	why     string        // why, written before exited closes
+	pid     int
+	page    string // the URL opened, without the fragment
+	started time.Time
 }
 
 // Start launches the browser at the game's page unless it is running.
@@ -181,6 +182,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	if p := chromedp.FromContext(tctx).Browser.Process(); p != nil {
 		run.pid = p.Pid
 	}
+	run.started = time.Now()
 	b.run = run
 	b.starts++
 	go func() {
@@ -383,6 +385,16 @@ func (b *BrowserLauncher) runningLocked() bool {
 	}
 }
 
+// Exited is closed when the browser last launched (or its page) dies.
+func (b *BrowserLauncher) Exited() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.run == nil {
+		return nil
+	}
+	return b.run.exited
+}
+
 // Info reports the browser's state. Command is the browser and the page,
 // without the fragment (which holds the token).
 func (b *BrowserLauncher) Info() LaunchInfo {
@@ -396,7 +408,7 @@ func (b *BrowserLauncher) Info() LaunchInfo {
 	in := LaunchInfo{Command: cmd, Running: running, Starts: b.starts, LogPath: b.LogPath}
 	switch {
 	case b.run != nil:
-		in.Command, in.PID = append(cmd, b.run.page), b.run.pid
+		in.Command, in.PID, in.Started = append(cmd, b.run.page), b.run.pid, b.run.started
 		if !running {
 			in.LastExit = b.run.why
 		}

@@ -32,6 +32,11 @@ type GameLauncher interface {
 	// Start launches the game unless it is running.
 	Start(endpoint, token string) error
 	Info() LaunchInfo
+	// Running reports whether the game is alive.
+	Running() bool
+	// Exited is closed when the game last started exits (nil before the
+	// first start).
+	Exited() <-chan struct{}
 	// Stop ends the game and what it started.
 	Stop(grace time.Duration)
 	// Tail returns up to n bytes from the end of the game's log.

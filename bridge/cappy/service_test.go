@@ -66,7 +66,7 @@ func testService(t *testing.T, mode string, cfg *CaptureConfig) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	s.Launcher.Env = map[string]string{"CAPPY_TEST_GAME": mode}
+	s.Launcher.(*Launcher).Env = map[string]string{"CAPPY_TEST_GAME": mode}
 	return s
 }
 
@@ -111,13 +111,13 @@ func TestEnsureAdapterIgnoresEarlierRejections(t *testing.T) {
 		t.Fatal("a wrong token connected")
 	}
 	eventually(t, "the refused game exits", func() bool { return !s.Launcher.Running() })
-	s.Launcher.Env = map[string]string{"CAPPY_TEST_GAME": "exit"}
+	s.Launcher.(*Launcher).Env = map[string]string{"CAPPY_TEST_GAME": "exit"}
 	_, err := s.EnsureAdapter(context.Background())
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Code != protocol.CappyAdapterDisconnected || !strings.Contains(ce.Message, "exited before its handshake") {
 		t.Fatalf("second launch: %v, want the exit, not the earlier refusal", err)
 	}
-	if _, err := os.Stat(filepath.Dir(s.Launcher.LogPath)); err != nil {
+	if _, err := os.Stat(filepath.Dir(s.Launcher.Info().LogPath)); err != nil {
 		t.Fatal(err)
 	}
 }
