@@ -48,15 +48,55 @@ func TestDecodeFullScaleIsImageJPEG(t *testing.T) {
 		if werr != nil {
 			continue
 		}
-		if got.Bounds() != want.Bounds() {
-			t.Fatalf("%s: bounds %v, want %v", filepath.Base(f), got.Bounds(), want.Bounds())
+		samePixels(t, got, want)
+	}
+}
+
+// textured returns JPEGs of a detailed picture (noise over gradients: long
+// Huffman codes) at several qualities and sizes.
+func textured(t *testing.T) [][]byte {
+	var out [][]byte
+	for _, q := range []int{30, 75, 95, 100} {
+		for _, sz := range [][2]int{{333, 217}, {64, 8}} {
+			img := image.NewRGBA(image.Rect(0, 0, sz[0], sz[1]))
+			for i := range img.Pix {
+				img.Pix[i] = uint8(i*7/3) ^ uint8(uint32(i)*2654435761>>25)
+			}
+			var b bytes.Buffer
+			if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: q}); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b.Bytes())
 		}
-		b := want.Bounds()
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				if got.At(x, y) != want.At(x, y) {
-					t.Fatalf("%s: pixel %d,%d is %v, want %v", filepath.Base(f), x, y, got.At(x, y), want.At(x, y))
-				}
+	}
+	return out
+}
+
+func TestDecodeTexturedIsImageJPEG(t *testing.T) {
+	for _, data := range textured(t) {
+		want, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(bytes.NewReader(data), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePixels(t, got, want)
+	}
+}
+
+// samePixels fails t unless got and want are the same picture.
+func samePixels(t *testing.T, got, want image.Image) {
+	t.Helper()
+	if got.Bounds() != want.Bounds() {
+		t.Fatalf("bounds %v, want %v", got.Bounds(), want.Bounds())
+	}
+	b := want.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if got.At(x, y) != want.At(x, y) {
+				t.Fatalf("pixel %d,%d is %v, want %v", x, y, got.At(x, y), want.At(x, y))
 			}
 		}
 	}
@@ -167,6 +207,15 @@ func FuzzDecode(f *testing.F) {
 		img, err := Decode(bytes.NewReader(data), uint(shift%4))
 		if err == nil && img.Bounds().Empty() {
 			t.Fatal("empty image without an error")
+		}
+		if shift%4 == 0 { // at full scale, exactly image/jpeg
+			want, werr := jpeg.Decode(bytes.NewReader(data))
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("error %v, image/jpeg %v", err, werr)
+			}
+			if err == nil && werr == nil {
+				samePixels(t, img, want)
+			}
 		}
 	})
 }
