@@ -19,12 +19,14 @@ type CaptureFrame struct {
 	Bytes      int64     `json:"bytes"`
 	Reason     string    `json:"reason,omitempty"`
 	File       string    `json:"file"`
+	SHA256     string    `json:"sha256"`
+	Sig        []byte    `json:"-"` // the visual signature, once computed (SetFrameSig)
 	ReceivedAt time.Time `json:"receivedAt"`
 }
 
 const (
-	frameCols         = "seq, t, mime, width, height, bytes, reason, file, received_us"
-	insFrameSQL       = "INSERT INTO capture_frames (op, " + frameCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	frameCols         = "seq, t, mime, width, height, bytes, reason, file, sha256, sig, received_us"
+	insFrameSQL       = "INSERT INTO capture_frames (op, " + frameCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	updFrameProgress  = "UPDATE captures SET frames = frames + ?, frame_bytes = frame_bytes + ?, last_seq = max(last_seq, ?) WHERE op = ?"
 	selFrameBeforeSQL = "SELECT " + frameCols + " FROM capture_frames WHERE op = ? AND t <= ? ORDER BY t DESC, seq DESC LIMIT 1"
 	selFrameAfterSQL  = "SELECT " + frameCols + " FROM capture_frames WHERE op = ? AND t >= ? ORDER BY t, seq LIMIT 1"
@@ -48,7 +50,7 @@ func (s *Store) AppendFrames(ctx context.Context, op string, frames []CaptureFra
 	defer tx.Rollback()
 	var bytes, last int64
 	for _, f := range frames {
-		if _, err := s.txExec(ctx, tx, insFrameSQL, op, f.Seq, f.T, f.Mime, f.Width, f.Height, f.Bytes, f.Reason, f.File, micros(f.ReceivedAt)); err != nil {
+		if _, err := s.txExec(ctx, tx, insFrameSQL, op, f.Seq, f.T, f.Mime, f.Width, f.Height, f.Bytes, f.Reason, f.File, f.SHA256, f.Sig, micros(f.ReceivedAt)); err != nil {
 			return fmt.Errorf("append frames: %w", err)
 		}
 		bytes += f.Bytes
@@ -63,9 +65,17 @@ func (s *Store) AppendFrames(ctx context.Context, op string, frames []CaptureFra
 func scanFrame(row interface{ Scan(...any) error }) (CaptureFrame, error) {
 	var f CaptureFrame
 	var us int64
-	err := row.Scan(&f.Seq, &f.T, &f.Mime, &f.Width, &f.Height, &f.Bytes, &f.Reason, &f.File, &us)
+	err := row.Scan(&f.Seq, &f.T, &f.Mime, &f.Width, &f.Height, &f.Bytes, &f.Reason, &f.File, &f.SHA256, &f.Sig, &us)
 	f.ReceivedAt = fromMicros(us)
 	return f, err
+}
+
+// SetFrameSig keeps a frame's visual signature, so it is computed once.
+func (s *Store) SetFrameSig(ctx context.Context, op string, seq int64, sig []byte) error {
+	if _, err := s.w.ExecContext(ctx, "UPDATE capture_frames SET sig = ? WHERE op = ? AND seq = ?", sig, op, seq); err != nil {
+		return fmt.Errorf("set frame signature: %w", err)
+	}
+	return nil
 }
 
 // FrameQuery selects frames of a capture.

@@ -582,6 +582,8 @@ CREATE TABLE capture_frames (
 	bytes       INTEGER NOT NULL,
 	reason      TEXT NOT NULL DEFAULT '',
 	file        TEXT NOT NULL, -- relative to the frame directory
+	sha256      TEXT NOT NULL, -- of the image bytes: equal images compare without decoding
+	sig         BLOB,          -- its visual signature, computed when first compared
 	received_us INTEGER NOT NULL,
 	PRIMARY KEY (op, seq)
 ) WITHOUT ROWID;

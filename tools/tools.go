@@ -167,6 +167,11 @@ type Shrinker interface{ Shrink() bool }
 // clients check it on errors too).
 type Failure interface{ Failed() bool }
 
+// Attacher is a result that carries content besides its JSON (images):
+// Result adds it after the text. MaxResultBytes bounds only the text; the
+// result itself bounds what it attaches.
+type Attacher interface{ Attachments() []mcpgo.Content }
+
 // Result answers with out as structuredContent and, for clients that read
 // only text, the same JSON as text. The text never exceeds MaxResultBytes:
 // a larger result is shrunk while it can (see Shrinker), and else answered
@@ -179,7 +184,11 @@ func Result(out any) *mcpgo.CallToolResult {
 		}
 		if len(b) <= MaxResultBytes {
 			f, ok := out.(Failure)
-			return &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out, IsError: ok && f.Failed()}
+			res := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out, IsError: ok && f.Failed()}
+			if a, ok := out.(Attacher); ok {
+				res.Content = append(res.Content, a.Attachments()...)
+			}
+			return res
 		}
 		if s, ok := out.(Shrinker); !ok || !s.Shrink() {
 			return Error(fmt.Sprintf("RESULT_TOO_LARGE: the result is %d bytes, over the %d-byte limit of a tool result; ask for less (fewer paths, a smaller limit, a narrower filter)", len(b), MaxResultBytes))

@@ -18,6 +18,96 @@ type CaptureConfig struct {
 	RequiredCapabilities []string                         `json:"requiredCapabilities,omitempty"`
 	Presets              map[string]protocol.Presentation `json:"presets,omitempty"`
 	AllowedOrigins       []string                         `json:"allowedOrigins,omitempty"`
+	Frames               *FramesConfig                    `json:"frames,omitempty"`
+}
+
+// FramesConfig is the capture config's frames section: the defaults of
+// what the agent sees. Every field is optional.
+type FramesConfig struct {
+	// FPS is the frame rate asked of games that send frames, per second of
+	// presented time (default 2; 0 asks for none unless a tool call does).
+	FPS *float64 `json:"fps,omitempty"`
+	// MaxWidth is the widest frame asked for (default 640).
+	MaxWidth int `json:"maxWidth,omitempty"`
+	// BudgetMiB is the most frame bytes one operation keeps (default 256).
+	BudgetMiB int `json:"budgetMiB,omitempty"`
+	// ContactSheet: a finished run_scenario or replay result carries a
+	// contact sheet of its frames (default true).
+	ContactSheet *bool `json:"contactSheet,omitempty"`
+	// Video is when an MP4 is made: "request" (default: get_capture with
+	// video), "end" (also as each operation ends), or "off".
+	Video string `json:"video,omitempty"`
+	// DivergenceThreshold is the picture difference (0-1) over which a
+	// replay's frame differs from its recording's (default 0.02).
+	DivergenceThreshold float64 `json:"divergenceThreshold,omitempty"`
+	// MaxSkewMs is how far apart in simulation time a replay frame and a
+	// recording frame may be to be compared (default 20).
+	MaxSkewMs float64 `json:"maxSkewMs,omitempty"`
+}
+
+// Frame defaults.
+const (
+	DefaultFPS      = 2.0
+	DefaultMaxWidth = 640
+)
+
+// FPSOrDefault is the frame rate to ask for when a call does not say.
+func (f *FramesConfig) FPSOrDefault() float64 {
+	if f == nil || f.FPS == nil {
+		return DefaultFPS
+	}
+	return *f.FPS
+}
+
+// MaxWidthOrDefault is the widest frame to ask for.
+func (f *FramesConfig) MaxWidthOrDefault() int {
+	if f == nil || f.MaxWidth == 0 {
+		return DefaultMaxWidth
+	}
+	return f.MaxWidth
+}
+
+// ContactSheetOrDefault says whether finished results carry a contact sheet.
+func (f *FramesConfig) ContactSheetOrDefault() bool {
+	return f == nil || f.ContactSheet == nil || *f.ContactSheet
+}
+
+// VideoAtEnd says whether a video is made as each operation ends.
+func (f *FramesConfig) VideoAtEnd() bool { return f != nil && f.Video == "end" }
+
+// VideoOff says whether videos are never made.
+func (f *FramesConfig) VideoOff() bool { return f != nil && f.Video == "off" }
+
+// Visual are the options of the replay's picture comparison.
+func (f *FramesConfig) Visual() *VisualOptions {
+	if f == nil {
+		return nil
+	}
+	return &VisualOptions{Threshold: f.DivergenceThreshold, MaxSkewMs: f.MaxSkewMs}
+}
+
+func (f *FramesConfig) validate() error {
+	if f.FPS != nil && *f.FPS != 0 && (*f.FPS < protocol.MinFrameFPS || *f.FPS > protocol.MaxFrameFPS) {
+		return fmt.Errorf("frames.fps: from %g to %g, or 0 for none by default", protocol.MinFrameFPS, float64(protocol.MaxFrameFPS))
+	}
+	if f.MaxWidth != 0 && (f.MaxWidth < protocol.MinFrameWidth || f.MaxWidth > protocol.MaxFrameSide) {
+		return fmt.Errorf("frames.maxWidth: from %d to %d", protocol.MinFrameWidth, protocol.MaxFrameSide)
+	}
+	if f.BudgetMiB < 0 {
+		return errors.New("frames.budgetMiB: a number of MiB, at least 1")
+	}
+	switch f.Video {
+	case "", "request", "end", "off":
+	default:
+		return fmt.Errorf("frames.video: \"request\", \"end\" or \"off\", not %q", f.Video)
+	}
+	if f.DivergenceThreshold < 0 || f.DivergenceThreshold > 1 {
+		return errors.New("frames.divergenceThreshold: from 0 to 1")
+	}
+	if f.MaxSkewMs < 0 {
+		return errors.New("frames.maxSkewMs: at least 0")
+	}
+	return nil
 }
 
 // GameConfig is how to launch the game: a process (Command), or a web
@@ -90,6 +180,11 @@ func (c *CaptureConfig) Validate() error {
 	if c.Listen != "" {
 		if err := checkLoopback(c.Listen); err != nil {
 			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	if c.Frames != nil {
+		if err := c.Frames.validate(); err != nil {
+			return err
 		}
 	}
 	for name, p := range c.Presets {

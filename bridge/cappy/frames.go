@@ -2,6 +2,8 @@ package cappy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +26,7 @@ const (
 	frameQueue      = 32 // frames waiting for the disk
 	frameBatch      = 32 // index rows per commit
 	frameBatchEvery = 100 * time.Millisecond
+	frameDrain      = 10 * time.Second // the most an operation's end waits for its frames
 )
 
 // frameState is an operation's frames: what was asked, the rate bucket,
@@ -159,7 +162,7 @@ func (c *Controller) frameWriter(o *Operation, queue <-chan frameJob, done chan<
 				continue
 			}
 			batch = append(batch, store.CaptureFrame{Seq: j.seq, T: j.f.T, Mime: j.f.Mime, Width: j.f.Width, Height: j.f.Height,
-				Bytes: int64(len(j.f.Data)), Reason: j.f.Reason, File: name, ReceivedAt: j.at})
+				Bytes: int64(len(j.f.Data)), Reason: j.f.Reason, File: name, SHA256: sha256Hex(j.f.Data), ReceivedAt: j.at})
 			if len(batch) >= frameBatch {
 				index()
 			}
@@ -167,6 +170,11 @@ func (c *Controller) frameWriter(o *Operation, queue <-chan frameJob, done chan<
 			index()
 		}
 	}
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // dropSlow counts frames the disk could not take.
@@ -206,7 +214,12 @@ func (o *Operation) endFrames() *store.FrameDrops {
 		return nil
 	}
 	close(q)
-	<-fs.done
+	select {
+	case <-fs.done:
+	case <-time.After(frameDrain):
+		// A disk that hangs must not hold the operation's end: the writer
+		// indexes what it still writes, later.
+	}
 	o.mu.Lock()
 	d := o.frames.drops
 	o.mu.Unlock()

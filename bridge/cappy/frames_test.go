@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -274,7 +275,10 @@ func TestFrameBudget(t *testing.T) {
 // writer stuck, events go on being stored.
 func TestSlowDiskDropsFramesNotEvents(t *testing.T) {
 	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
 	e := newEnv(t, func(c *Config) { c.hooks.writingFrame = func() { <-release } })
+	t.Cleanup(unblock) // before the controller's Close, even when the test fails
 	a := connect(t, e, frameCaps...)
 	o, _ := runningWithFrames(t, e, a, &protocol.FramesRequest{FPS: 30, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}})
 	img := picture(t, protocol.MimeJPEG, 64, 36, color.RGBA{50, 90, 10, 255})
@@ -289,7 +293,7 @@ func TestSlowDiskDropsFramesNotEvents(t *testing.T) {
 		c, err := e.st.Capture(context.Background(), o.ID)
 		return err == nil && c.Events == n
 	})
-	close(release)
+	unblock()
 	a.send(t, map[string]any{"type": "completed", "op": o.ID})
 	wantOutcome(t, e, o, StatusCompleted, "")
 	c, _ := e.st.Capture(context.Background(), o.ID)

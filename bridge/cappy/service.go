@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,8 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	}
 	ctrl, err := New(Config{Listen: listen, AllowedOrigins: sc.Config.AllowedOrigins, RequiredCapabilities: sc.Config.RequiredCapabilities,
 		Store: st, ReplayDir: filepath.Join(sc.Data, "replays"), Logger: sc.Logger, Version: sc.Version,
-		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout, MaxReplayBytes: sc.MaxReplayBytes})
+		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout, MaxReplayBytes: sc.MaxReplayBytes,
+		FrameDir: filepath.Join(sc.Data, "frames"), FrameBudget: frameBudget(sc.Config.Frames)})
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -124,6 +126,25 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 		os.Chmod(s.endpointFile, 0o600)
 	}
 	return s, nil
+}
+
+func frameBudget(f *FramesConfig) int64 {
+	if f == nil || f.BudgetMiB <= 0 {
+		return 0 // the default
+	}
+	return int64(f.BudgetMiB) << 20
+}
+
+// FramesRequest is the frames to ask for: at fps (<0: the config's
+// default; 0: none), at most the config's maxWidth, JPEG or PNG.
+func (s *Service) FramesRequest(fps float64) *protocol.FramesRequest {
+	if fps < 0 {
+		fps = s.Config.Frames.FPSOrDefault()
+	}
+	if fps == 0 {
+		return nil
+	}
+	return &protocol.FramesRequest{FPS: fps, MaxWidth: s.Config.Frames.MaxWidthOrDefault(), Formats: slices.Clone(protocol.FrameMimes)}
 }
 
 // EndpointFile is where the endpoint and token were written for a game the

@@ -152,8 +152,21 @@ type OpView struct {
 	Timeline []EventView `json:"timeline,omitempty"`
 	Omitted  int64       `json:"omitted,omitempty"`
 	Replay   *ReplayView `json:"replay,omitempty"`
-	Next     string      `json:"next,omitempty"`
+	// Frames counts the frames taken, when frames were asked.
+	Frames *FramesView `json:"frames,omitempty"`
+	// Pictures lists the images this result carries as image content, in
+	// order; PicturesLeftOut what it could not carry, and why.
+	Pictures        []cappy.Picture `json:"pictures,omitempty"`
+	PicturesLeftOut []string        `json:"picturesLeftOut,omitempty"`
+	// Video is the capture's MP4 and WebVTT subtitles, when made.
+	Video     *cappy.VideoInfo `json:"video,omitempty"`
+	VideoNote string           `json:"videoNote,omitempty"`
+	Next      string           `json:"next,omitempty"`
+	attached  []mcpgo.Content  // the images, after the text
 }
+
+// Attachments are the images the result carries (tools.Result adds them).
+func (v *OpView) Attachments() []mcpgo.Content { return v.attached }
 
 // Failed reports a failed operation (spec section 5: answered with
 // isError and its whole result); completed, running and cancelled ones are
@@ -212,6 +225,7 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 	slices.Reverse(tail)
 	v.Timeline = append(append(v.Timeline, head...), tail...)
 	v.Omitted += int64(cut + cut2)
+	v.Frames = framesView(c)
 	if c.ReplaySHA != "" && c.Kind == cappy.KindRecording {
 		if r, err := st.Replay(ctx, c.ReplaySHA); err == nil {
 			v.Replay = &ReplayView{SHA256: r.SHA256, Bytes: r.Bytes, Format: sanitize.Line(r.Format, 80)}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -19,6 +20,13 @@ type getCaptureIn struct {
 	ToT         *float64 `json:"toT,omitempty"`
 	Limit       int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200" jsonschema_description:"Default 50."`
 	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=55" jsonschema_description:"If it still runs, wait this long for the outcome first."`
+	// Pictures of the frames, as image content.
+	Keyframes         int       `json:"keyframes,omitempty" jsonschema:"minimum=0,maximum=8" jsonschema_description:"Pictures: this many frames evenly spaced over the capture (first and last included)."`
+	KeyframesAt       []float64 `json:"keyframesAt,omitempty" jsonschema_description:"Pictures: the frame nearest each of these t (ms)."`
+	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the frame nearest each event of these names (the first 8 matching)."`
+	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"One picture of the whole capture: a grid of up to 24 frames labelled with t and the nearest event."`
+	ImageBudgetBytes  int       `json:"imageBudgetBytes,omitempty" jsonschema:"minimum=1,maximum=4000000" jsonschema_description:"Most image bytes in this answer (default 1000000); what does not fit is listed in picturesLeftOut."`
+	Video             bool      `json:"video,omitempty" jsonschema_description:"Make (once) an MP4 of the frames with a WebVTT file of the events, for a human; answers their paths."`
 }
 
 type getCaptureOut struct {
@@ -65,6 +73,32 @@ func GetCapture(s *cappy.Service) tools.Tool {
 			var left int
 			if out.Page, left = tools.Fit(eventViews(evs[:min(len(evs), limit)]), pageBudget); left > 0 || more {
 				out.NextSeq = out.Page[len(out.Page)-1].Seq
+			}
+			bg := context.WithoutCancel(ctx)
+			ps := newPictures(in.ImageBudgetBytes)
+			if in.Keyframes > 0 || len(in.KeyframesAt) > 0 || len(in.KeyframesAtEvents) > 0 {
+				pics, notes, err := s.Keyframes(bg, in.Op, cappy.KeyframeQuery{Events: in.KeyframesAtEvents, Ts: in.KeyframesAt, Count: in.Keyframes})
+				switch {
+				case errors.Is(err, cappy.ErrNoFrames):
+					ps.note("no pictures: the capture has no frames (frames are taken when the game advertises them; see run_scenario's frames)")
+				case err != nil:
+					return nil, err
+				}
+				for _, p := range pics {
+					ps.add(p)
+				}
+				ps.note(notes...)
+			}
+			if in.ContactSheet {
+				if p, err := s.ContactSheet(bg, in.Op); err == nil {
+					ps.add(p)
+				} else {
+					ps.note(sheetErr(err))
+				}
+			}
+			ps.into(&out.OpView)
+			if in.Video {
+				out.Video, out.VideoNote = video(bg, s, in.Op)
 			}
 			return out, nil
 		}))

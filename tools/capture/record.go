@@ -11,7 +11,8 @@ import (
 )
 
 type startRecordingIn struct {
-	TimeoutSeconds int `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
+	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
+	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
 }
 
 // StartRecording is the start_recording tool.
@@ -23,7 +24,8 @@ func StartRecording(s *cappy.Service) tools.Tool {
 			if _, err := s.EnsureAdapter(ctx); err != nil {
 				return nil, err
 			}
-			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second})
+			frames := s.FramesRequest(framesArg(in.Frames))
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames})
 			if err != nil {
 				return nil, err
 			}
@@ -45,6 +47,9 @@ func StartRecording(s *cappy.Service) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
+			if frames != nil && op.FramesAsked() == nil {
+				view.Frames = notAsked()
+			}
 			view.Next = "Recording as " + op.ID + ". Call stop_recording with this op to end it and store its replay."
 			if cappy.Final(view.Status) {
 				view.Next = next(view)
@@ -54,8 +59,9 @@ func StartRecording(s *cappy.Service) tools.Tool {
 }
 
 type stopRecordingIn struct {
-	Op          string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
-	WaitSeconds int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
+	Op           string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
+	WaitSeconds  int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
+	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of the recording's frames (default true)."`
 }
 
 // StopRecording is the stop_recording tool.
@@ -87,6 +93,9 @@ func StopRecording(s *cappy.Service) tools.Tool {
 			if view.Status == cappy.StatusCompleted && view.Replay != nil {
 				view.Next = "Recorded. replay with op=" + op.ID + " plays it back and checks it reproduces the same events."
 			}
+			ps := newPictures(DefaultImageBudget)
+			finishPictures(context.WithoutCancel(ctx), s, view, in.ContactSheet, ps)
+			ps.into(view)
 			return view, nil
 		}))
 }

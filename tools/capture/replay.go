@@ -21,6 +21,8 @@ type replayIn struct {
 	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55"`
 	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1"`
 	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome as a validation."`
+	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). With frames on both sides, the pictures are compared too."`
+	ContactSheet   *bool                 `json:"contactSheet,omitempty" jsonschema_description:"When it finishes, attach a contact sheet of its frames (default true)."`
 }
 
 type replayOut struct {
@@ -29,6 +31,9 @@ type replayOut struct {
 	Of string `json:"of"`
 	// Divergence is the first difference from the recording, or identical.
 	Divergence *cappy.Divergence `json:"divergence,omitempty"`
+	// VisualDivergence is the first frame whose picture differs from the
+	// recording's at the same simulation time (with a side-by-side image).
+	VisualDivergence *cappy.VisualDivergence `json:"visualDivergence,omitempty"`
 }
 
 // Replay is the replay tool.
@@ -57,8 +62,9 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			}
 			onEvent, endProgress := progress(ctx, req)
 			defer endProgress() // the operation may outlive the call
+			frames := s.FramesRequest(framesArg(in.Frames))
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent, Frames: frames})
 			if err != nil {
 				return nil, err
 			}
@@ -70,6 +76,10 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			}
 			out := &replayOut{OpView: *view, Of: rec.Op}
 			out.Next = next(view)
+			if frames != nil && op.FramesAsked() == nil {
+				out.Frames = notAsked()
+			}
+			ps := newPictures(DefaultImageBudget)
 			if view.Status == cappy.StatusCompleted && (in.Compare == nil || *in.Compare) {
 				tol := in.ToleranceMs
 				if tol <= 0 {
@@ -93,7 +103,23 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 				} else {
 					out.Next = fmt.Sprintf("The replay diverged at event %d (%s): the game is not deterministic there, or the code changed since the recording.", d.Index, d.Field)
 				}
+				if out.Frames != nil && out.Frames.Stored > 0 {
+					vd, err := s.CompareFrames(bg, rec.Op, op.ID, s.Config.Frames.Visual())
+					if err != nil {
+						return nil, err
+					}
+					out.VisualDivergence = vd
+					switch {
+					case vd.Picture() != nil:
+						ps.add(vd.Picture())
+						out.Next += fmt.Sprintf(" The picture differs from the recording's at t=%gms (simulation %gms, diff %.3f): see the side-by-side image.", vd.T, vd.SimT, vd.Diff)
+					case vd.Identical:
+						out.Next += fmt.Sprintf(" Its %d compared frames look the same as the recording's.", vd.Compared)
+					}
+				}
 			}
+			finishPictures(bg, s, &out.OpView, in.ContactSheet, ps)
+			ps.into(&out.OpView)
 			if in.Publish {
 				status, summary := outcome(view)
 				if d := out.Divergence; d != nil && !d.Identical {

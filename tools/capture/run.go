@@ -22,6 +22,8 @@ type runScenarioIn struct {
 	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for the outcome (default 45); a longer run answers running."`
 	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the run after this long (default 600)."`
 	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome with the other agents as a validation."`
+	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time to capture, when the game sends frames (default 2, the capture config's frames.fps; 0: none)."`
+	ContactSheet   *bool                 `json:"contactSheet,omitempty" jsonschema_description:"When it finishes, attach one picture of the whole run: a grid of labelled frames (default true)."`
 }
 
 // presentation merges a preset and explicit keys.
@@ -60,8 +62,9 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 			}
 			onEvent, endProgress := progress(ctx, req)
 			defer endProgress() // the operation may outlive the call
+			frames := s.FramesRequest(framesArg(in.Frames))
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindScenario, Scenario: in.Scenario, Parameters: in.Parameters, Presentation: pres,
-				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent})
+				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent, Frames: frames})
 			if err != nil {
 				return nil, err
 			}
@@ -71,6 +74,12 @@ func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 				return nil, err
 			}
 			view.Next = next(view)
+			if frames != nil && op.FramesAsked() == nil {
+				view.Frames = notAsked()
+			}
+			ps := newPictures(DefaultImageBudget)
+			finishPictures(context.WithoutCancel(ctx), s, view, in.ContactSheet, ps)
+			ps.into(view)
 			if in.Publish {
 				status, summary := outcome(view)
 				view.Next += publish(ctx, v, view, protocol.ValidationScenario, in.Scenario+formatParams(op.Parameters), status, summary)

@@ -1,0 +1,618 @@
+package cappy
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy/visual"
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// What the agent and the human see of a capture's frames: pictures at
+// chosen moments, a contact sheet, a video with the events as subtitles,
+// and the visual comparison of a replay with its recording.
+
+// Picture is an image for the agent: a stored frame (downscaled), a
+// contact sheet or a side-by-side comparison, with where it comes from.
+type Picture struct {
+	Kind   string  `json:"kind" jsonschema:"enum=keyframe,enum=contact_sheet,enum=divergence"`
+	Why    string  `json:"why,omitempty" jsonschema_description:"What it was chosen for: an event, a t, or its place among evenly spaced frames."`
+	T      float64 `json:"t" jsonschema_description:"The frame's t (ms); for a contact sheet, its first frame's."`
+	Seq    int64   `json:"seq,omitempty"`
+	Event  string  `json:"event,omitempty" jsonschema_description:"The event nearest the frame (game text)."`
+	EventT float64 `json:"eventT,omitempty"`
+	File   string  `json:"file" jsonschema_description:"The stored frame (or generated image) on disk, full size."`
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	Bytes  int     `json:"bytes" jsonschema_description:"Of the JPEG sent."`
+	JPEG   []byte  `json:"-"`
+}
+
+// AgentWidth is the widest picture an agent gets.
+const AgentWidth = 640
+
+const agentQuality = 80
+
+// FrameDir is where frames' images are stored (a directory per operation).
+func (c *Controller) FrameDir() string { return c.cfg.FrameDir }
+
+func (s *Service) framePath(f *store.CaptureFrame) string {
+	return filepath.Join(s.Controller.FrameDir(), f.File)
+}
+
+// picture reads a stored frame for the agent, with the event nearest it.
+func (s *Service) picture(ctx context.Context, op string, f *store.CaptureFrame, why string) (*Picture, error) {
+	path := s.framePath(f)
+	jpg, w, h, err := visual.AgentJPEG(path, AgentWidth, agentQuality)
+	if err != nil {
+		return nil, fmt.Errorf("frame %d of %s: %w", f.Seq, op, err)
+	}
+	p := &Picture{Kind: "keyframe", Why: why, T: f.T, Seq: f.Seq, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
+	if e, err := s.Store.NearestEvent(ctx, op, f.T); err == nil {
+		p.Event, p.EventT = sanitize.Line(e.Event, 120), e.T
+	}
+	return p, nil
+}
+
+// KeyframeQuery chooses frames of a capture.
+type KeyframeQuery struct {
+	Events []string  // the frame nearest each event of these names
+	Ts     []float64 // the frame nearest each t
+	Count  int       // Count evenly spaced frames, first and last included
+	Max    int       // at most this many in all (default MaxKeyframes)
+}
+
+// MaxKeyframes is the most pictures one query returns.
+const MaxKeyframes = 8
+
+// ErrNoFrames is a capture without frames.
+var ErrNoFrames = errors.New("the capture has no frames")
+
+// Keyframes returns the chosen frames as pictures, each frame once, in t
+// order, at most q.Max; and the choices it could not serve or left out.
+func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]*Picture, []string, error) {
+	c, err := s.Store.Capture(ctx, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Frames == 0 {
+		return nil, nil, ErrNoFrames
+	}
+	limit := q.Max
+	if limit <= 0 || limit > MaxKeyframes {
+		limit = MaxKeyframes
+	}
+	type pick struct {
+		t   float64
+		why string
+	}
+	var picks []pick
+	var notes []string
+	if len(q.Events) > 0 {
+		evs, err := s.Store.Events(ctx, store.EventQuery{Op: op, Names: q.Events, Limit: limit + 1})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(evs) == 0 {
+			notes = append(notes, fmt.Sprintf("no event named %v in this capture", sanitizeAll(q.Events)))
+		}
+		if len(evs) > limit {
+			evs = evs[:limit]
+			notes = append(notes, fmt.Sprintf("only the first %d matching events are shown", limit))
+		}
+		for _, e := range evs {
+			picks = append(picks, pick{e.T, "event " + sanitize.Line(e.Event, 80) + " at t=" + ms(e.T)})
+		}
+	}
+	for _, t := range q.Ts {
+		picks = append(picks, pick{t, "t=" + ms(t)})
+	}
+	if q.Count > 0 {
+		first, last, err := s.frameSpan(ctx, op)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, t := range spaced(first, last, min(q.Count, limit)) {
+			picks = append(picks, pick{t, fmt.Sprintf("evenly spaced, %d of %d", i+1, min(q.Count, limit))})
+		}
+	}
+	seen := map[int64]bool{}
+	var out []*Picture
+	for _, p := range picks {
+		f, err := s.Store.NearestFrame(ctx, op, p.t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seen[f.Seq] {
+			continue
+		}
+		seen[f.Seq] = true
+		if len(out) == limit {
+			notes = append(notes, fmt.Sprintf("left out %s: at most %d pictures", p.why, limit))
+			continue
+		}
+		pic, err := s.picture(ctx, op, f, p.why)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("left out %s: %v", p.why, err))
+			continue
+		}
+		out = append(out, pic)
+	}
+	slices.SortStableFunc(out, func(a, b *Picture) int { return cmpFloat(a.T, b.T) })
+	return out, notes, nil
+}
+
+func sanitizeAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = sanitize.Line(n, 80)
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ms formats a t in milliseconds for a label.
+func ms(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) + "ms" }
+
+// seconds formats a t for a contact sheet label.
+func seconds(t float64) string { return strconv.FormatFloat(t/1000, 'f', 1, 64) + " s" }
+
+// spaced returns n values evenly from first to last, both included.
+func spaced(first, last float64, n int) []float64 {
+	if n <= 1 {
+		return []float64{first}
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = first + (last-first)*float64(i)/float64(n-1)
+	}
+	return out
+}
+
+// frameSpan is the t of a capture's first and last frames.
+func (s *Service) frameSpan(ctx context.Context, op string) (float64, float64, error) {
+	first, err := s.Store.NearestFrame(ctx, op, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	last, err := s.Store.NearestFrame(ctx, op, math.MaxFloat64)
+	if err != nil {
+		return 0, 0, err
+	}
+	return first.T, last.T, nil
+}
+
+// SheetCells is how many thumbnails a contact sheet has at most.
+const SheetCells = 24
+
+// ContactSheet makes one picture of a whole capture: up to SheetCells
+// frames evenly spaced over it, each labelled with its t and the event
+// nearest it. It is kept beside the capture (Picture.File).
+func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error) {
+	c, err := s.Store.Capture(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	if c.Frames == 0 {
+		return nil, ErrNoFrames
+	}
+	first, last, err := s.frameSpan(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	var items []visual.SheetItem
+	seen := map[int64]bool{}
+	for _, t := range spaced(first, last, int(min(c.Frames, SheetCells))) {
+		f, err := s.Store.NearestFrame(ctx, op, t)
+		if err != nil {
+			return nil, err
+		}
+		if seen[f.Seq] {
+			continue
+		}
+		seen[f.Seq] = true
+		label := []string{seconds(f.T)}
+		if e, err := s.Store.NearestEvent(ctx, op, f.T); err == nil {
+			label = append(label, e.Event) // sanitised by the sheet
+		}
+		items = append(items, visual.SheetItem{Path: s.framePath(f), Label: label})
+	}
+	jpg, w, h, err := visual.ContactSheet(items, &visual.SheetOptions{Width: AgentWidth, MaxCells: SheetCells})
+	if err != nil {
+		return nil, fmt.Errorf("contact sheet of %s: %w", op, err)
+	}
+	path := filepath.Join(s.mediaDir(), op+"-sheet.jpg")
+	if err := writeFileAtomic(path, jpg); err != nil {
+		return nil, fmt.Errorf("contact sheet of %s: %w", op, err)
+	}
+	return &Picture{Kind: "contact_sheet", Why: fmt.Sprintf("%d frames of %d, evenly spaced", len(items), c.Frames), T: first,
+		File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}, nil
+}
+
+// mediaDir holds what is made from frames (sheets, videos, comparisons).
+func (s *Service) mediaDir() string {
+	dir := filepath.Join(filepath.Dir(s.Controller.FrameDir()), "media")
+	os.MkdirAll(dir, 0o700)
+	return dir
+}
+
+// VideoInfo is a capture's video and its subtitles.
+type VideoInfo struct {
+	MP4        string  `json:"mp4"`
+	VTT        string  `json:"vtt" jsonschema_description:"WebVTT subtitles: the events at their t."`
+	Frames     int     `json:"frames"`
+	DurationMs float64 `json:"durationMs"`
+	Width      int     `json:"width"`
+	Height     int     `json:"height"`
+}
+
+// Video makes (once) an MP4 of a finished capture's frames, each held
+// until the next one's t, with a WebVTT file of its events beside it. It
+// needs ffmpeg: without it the error says how to get it
+// (visual.ErrNoFFmpeg).
+func (s *Service) Video(ctx context.Context, op string) (*VideoInfo, error) {
+	c, err := s.Store.Capture(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	if !Final(c.Status) {
+		return nil, errorf(protocol.CappyOutOfState, "operation %s is %s: its video is made once it ends", op, c.Status)
+	}
+	if c.Frames == 0 {
+		return nil, ErrNoFrames
+	}
+	ffmpeg, err := visual.FindFFmpeg()
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Join(s.mediaDir(), op)
+	info := &VideoInfo{MP4: base + ".mp4", VTT: base + ".vtt"}
+	meta := base + ".video.json"
+	if b, err := os.ReadFile(meta); err == nil && json.Unmarshal(b, info) == nil {
+		if _, err := os.Stat(info.MP4); err == nil {
+			return info, nil // made before: a finished capture does not change
+		}
+	}
+	// The last frame is held for one frame's time, or to the last event.
+	_, lastFrame, err := s.frameSpan(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	hold := 1000 / DefaultFPS
+	var req protocol.FramesRequest
+	if json.Unmarshal(c.FramesRequest, &req) == nil && req.FPS > 0 {
+		hold = 1000 / req.FPS
+	}
+	endT := max(c.LastT, lastFrame+hold)
+	v, err := visual.MakeMP4Seq(ctx, s.frameSeq(ctx, op), endT, info.MP4, &visual.VideoOptions{FFmpeg: ffmpeg})
+	if err != nil {
+		return nil, fmt.Errorf("video of %s: %w", op, err)
+	}
+	info.Frames, info.DurationMs, info.Width, info.Height = v.Frames, v.DurationMs, v.Width, v.Height
+	if err := s.writeVTT(ctx, op, info.VTT); err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(info)
+	if err := writeFileAtomic(meta, b); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// frameSeq streams a capture's frames in order, a page at a time.
+func (s *Service) frameSeq(ctx context.Context, op string) iter.Seq[visual.Frame] {
+	return func(yield func(visual.Frame) bool) {
+		var after int64
+		for {
+			page, err := s.Store.Frames(ctx, store.FrameQuery{Op: op, AfterSeq: after, Limit: 500})
+			if err != nil || len(page) == 0 {
+				return
+			}
+			for i := range page {
+				f := &page[i]
+				if !yield(visual.Frame{T: f.T, Path: s.framePath(f), Mime: f.Mime, Width: f.Width, Height: f.Height}) {
+					return
+				}
+			}
+			after = page[len(page)-1].Seq
+		}
+	}
+}
+
+func (s *Service) writeVTT(ctx context.Context, op, path string) error {
+	events := func(yield func(visual.Event) bool) {
+		var after int64
+		for {
+			page, err := s.Store.Events(ctx, store.EventQuery{Op: op, AfterSeq: after, Limit: 1000})
+			if err != nil || len(page) == 0 {
+				return
+			}
+			for _, e := range page {
+				if !yield(visual.Event{T: e.T, Name: e.Event, Payload: e.Payload}) {
+					return
+				}
+			}
+			after = page[len(page)-1].Seq
+		}
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	err = visual.WriteVTTSeq(f, visual.EventCues(events, nil))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("subtitles of %s: %w", op, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// VisualDivergence is the first moment a replay's picture differs from
+// its recording's at the same simulation time.
+type VisualDivergence struct {
+	// Identical is true when every compared pair is under the threshold.
+	Identical bool `json:"identical"`
+	// Compared counts the frame pairs compared; Unpaired the replay's frames
+	// with no recording frame within MaxSkewMs of simulation time.
+	Compared  int     `json:"compared"`
+	Unpaired  int     `json:"unpaired,omitempty"`
+	Threshold float64 `json:"threshold"`
+	MaxSkewMs float64 `json:"maxSkewMs"`
+	// MaxDiff is the largest difference of the pairs compared (0-1).
+	MaxDiff float64 `json:"maxDiff"`
+	// Skipped says why the pictures were not compared (no frames on one
+	// side, another camera).
+	Skipped string `json:"skipped,omitempty"`
+	// The first pair over the threshold.
+	T          float64 `json:"t,omitempty" jsonschema_description:"The replay frame's t."`
+	RecordingT float64 `json:"recordingT,omitempty"`
+	SimT       float64 `json:"simT,omitempty" jsonschema_description:"Their simulation time (t x timeScale)."`
+	Diff       float64 `json:"diff,omitempty"`
+	Event      string  `json:"event,omitempty" jsonschema_description:"The replay event nearest that frame."`
+	Image      string  `json:"image,omitempty" jsonschema_description:"The two frames side by side (on disk)."`
+	picture    *Picture
+}
+
+// Picture is the side-by-side image of the divergence, or nil.
+func (d *VisualDivergence) Picture() *Picture { return d.picture }
+
+// VisualOptions tune CompareFrames.
+type VisualOptions struct {
+	// Threshold is the Diff over which two frames differ (default
+	// visual.DefaultDiffThreshold).
+	Threshold float64
+	// MaxSkewMs is how far apart in simulation time two frames may be to
+	// be compared (default 20, about a frame at 50 Hz).
+	MaxSkewMs float64
+	// Budget bounds the comparison's time (default 10 s): a very long
+	// capture is compared as far as it goes, and says so.
+	Budget time.Duration
+}
+
+// CompareFrames compares a replay's frames with its recording's at the
+// same simulation time: each side's t times its own timeScale. Frames
+// with equal bytes are equal without decoding; others are compared by
+// visual signature (computed once per frame and kept).
+func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o *VisualOptions) (*VisualDivergence, error) {
+	var opt VisualOptions
+	if o != nil {
+		opt = *o
+	}
+	if opt.Threshold <= 0 {
+		opt.Threshold = visual.DefaultDiffThreshold
+	}
+	if opt.MaxSkewMs <= 0 {
+		opt.MaxSkewMs = 20
+	}
+	if opt.Budget <= 0 {
+		opt.Budget = 10 * time.Second
+	}
+	d := &VisualDivergence{Identical: true, Threshold: opt.Threshold, MaxSkewMs: opt.MaxSkewMs}
+	rec, err := s.Store.Capture(ctx, recording)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.Store.Capture(ctx, replay)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case rec.Frames == 0 && rep.Frames == 0:
+		d.Skipped = "neither the recording nor the replay has frames"
+	case rec.Frames == 0:
+		d.Skipped = "the recording has no frames (record with frames to compare pictures)"
+	case rep.Frames == 0:
+		d.Skipped = "the replay has no frames"
+	}
+	recPres, repPres := presentationOf(rec), presentationOf(rep)
+	if d.Skipped == "" {
+		if a, b := cameraOf(recPres), cameraOf(repPres); a != b {
+			d.Skipped = fmt.Sprintf("the replay shows another camera (%s, the recording %s): pictures are not compared", b, a)
+		}
+	}
+	if d.Skipped != "" {
+		d.Identical = false
+		return d, nil
+	}
+	recScale, repScale := recPres.TimeScale(), repPres.TimeScale()
+	deadline := time.Now().Add(opt.Budget)
+	next := s.framePager(ctx, recording)
+	a, aok := next()
+	var before *store.CaptureFrame // the recording frame before a
+	for f := range s.framePagerSeq(ctx, replay) {
+		sim := f.T * repScale
+		// Move along the recording to the frames around sim.
+		for aok && a.T*recScale < sim {
+			cp := a
+			before = &cp
+			a, aok = next()
+		}
+		best := (*store.CaptureFrame)(nil)
+		if aok {
+			best = &a
+		}
+		if before != nil && (best == nil || sim-before.T*recScale <= best.T*recScale-sim) {
+			best = before
+		}
+		if best == nil || math.Abs(best.T*recScale-sim) > opt.MaxSkewMs {
+			d.Unpaired++
+			continue
+		}
+		if time.Now().After(deadline) {
+			d.Skipped = fmt.Sprintf("compared for %s and stopped at t=%s: the rest is not compared", opt.Budget, ms(f.T))
+			break
+		}
+		diff, err := s.frameDiff(ctx, recording, best, replay, &f)
+		if err != nil {
+			return nil, err
+		}
+		d.Compared++
+		d.MaxDiff = max(d.MaxDiff, diff)
+		if diff > opt.Threshold {
+			d.Identical = false
+			d.T, d.RecordingT, d.SimT, d.Diff = f.T, best.T, sim, diff
+			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
+				d.Event = sanitize.Line(e.Event, 120)
+			}
+			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(&f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
+			if err == nil {
+				path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
+				if writeFileAtomic(path, jpg) == nil {
+					d.Image = path
+					d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f over %.3f)", diff, opt.Threshold),
+						T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
+				}
+			}
+			return d, nil
+		}
+	}
+	if d.Compared == 0 && d.Skipped == "" {
+		d.Identical = false
+		d.Skipped = fmt.Sprintf("no replay frame was within %gms of simulation time of a recording frame", opt.MaxSkewMs)
+	}
+	return d, nil
+}
+
+func presentationOf(c *store.Capture) protocol.Presentation {
+	var p protocol.Presentation
+	json.Unmarshal(c.Presentation, &p)
+	return p
+}
+
+// cameraOf names the camera of a presentation ("default" when none).
+func cameraOf(p protocol.Presentation) string {
+	if c, ok := p["camera"].(string); ok && c != "" {
+		return c
+	}
+	return "default"
+}
+
+// framePager returns a function that yields a capture's frames in order.
+func (s *Service) framePager(ctx context.Context, op string) func() (store.CaptureFrame, bool) {
+	var page []store.CaptureFrame
+	var after int64
+	done := false
+	return func() (store.CaptureFrame, bool) {
+		if len(page) == 0 && !done {
+			p, err := s.Store.Frames(ctx, store.FrameQuery{Op: op, AfterSeq: after, Limit: 500})
+			if err != nil || len(p) == 0 {
+				done = true
+			} else {
+				page, after = p, p[len(p)-1].Seq
+			}
+		}
+		if len(page) == 0 {
+			return store.CaptureFrame{}, false
+		}
+		f := page[0]
+		page = page[1:]
+		return f, true
+	}
+}
+
+func (s *Service) framePagerSeq(ctx context.Context, op string) iter.Seq[store.CaptureFrame] {
+	return func(yield func(store.CaptureFrame) bool) {
+		next := s.framePager(ctx, op)
+		for f, ok := next(); ok; f, ok = next() {
+			if !yield(f) {
+				return
+			}
+		}
+	}
+}
+
+// frameDiff is the visual difference of two stored frames: 0 for equal
+// bytes, else the difference of their signatures.
+func (s *Service) frameDiff(ctx context.Context, opA string, a *store.CaptureFrame, opB string, b *store.CaptureFrame) (float64, error) {
+	if a.SHA256 != "" && a.SHA256 == b.SHA256 {
+		return 0, nil
+	}
+	sa, err := s.signature(ctx, opA, a)
+	if err != nil {
+		return 0, err
+	}
+	sb, err := s.signature(ctx, opB, b)
+	if err != nil {
+		return 0, err
+	}
+	return visual.Diff(sa, sb), nil
+}
+
+// signature is a frame's visual signature, computed once and kept.
+func (s *Service) signature(ctx context.Context, op string, f *store.CaptureFrame) (visual.Signature, error) {
+	if sig, ok := decodeSig(f.Sig); ok {
+		return sig, nil
+	}
+	sig, err := visual.SignatureOf(s.framePath(f))
+	if err != nil {
+		// An unreadable frame differs from everything.
+		return visual.Signature{}, nil
+	}
+	if err := s.Store.SetFrameSig(ctx, op, f.Seq, encodeSig(sig)); err != nil {
+		s.Controller.log.Warn("keep frame signature", "op", op, "seq", f.Seq, "err", err)
+	}
+	return sig, nil
+}
+
+func encodeSig(s visual.Signature) []byte {
+	b := make([]byte, 4, 4+len(s.Pix))
+	binary.BigEndian.PutUint16(b, uint16(s.W))
+	binary.BigEndian.PutUint16(b[2:], uint16(s.H))
+	return append(b, s.Pix...)
+}
+
+func decodeSig(b []byte) (visual.Signature, bool) {
+	if len(b) < 4 {
+		return visual.Signature{}, false
+	}
+	s := visual.Signature{W: int(binary.BigEndian.Uint16(b)), H: int(binary.BigEndian.Uint16(b[2:])), Pix: b[4:]}
+	if s.W <= 0 || s.H <= 0 || len(s.Pix) != 3*s.W*s.H {
+		return visual.Signature{}, false
+	}
+	return s, true
+}

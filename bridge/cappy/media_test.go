@@ -1,0 +1,258 @@
+package cappy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+// mediaEnv is a service (for its media methods) with a scripted adapter.
+func mediaEnv(t *testing.T) (*Service, *env, *testAdapter) {
+	t.Helper()
+	s, err := NewService(context.Background(), ServiceConfig{Data: t.TempDir(), PingEvery: 50e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	e := &env{ctrl: s.Controller, st: s.Store, frameDir: s.Controller.FrameDir()}
+	return s, e, connect(t, e, frameCaps...)
+}
+
+// shot is one frame of a scripted run: at t, a picture of colour c.
+type shot struct {
+	t float64
+	c color.RGBA
+}
+
+// scriptedRun runs boss_intro with pres, sending the shots as 320x180 JPEG
+// frames (at quality q) and events at the given t; it returns the op.
+func scriptedRun(t *testing.T, e *env, a *testAdapter, pres protocol.Presentation, shots []shot, q int, events map[float64]string) string {
+	t.Helper()
+	r := scenarioReq()
+	r.Presentation, r.Frames = pres, &protocol.FramesRequest{FPS: 4, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}
+	o := start(t, e, r)
+	a.expect(t, "prepare_scenario")
+	a.send(t, map[string]any{"type": "ready", "op": o.ID})
+	a.expect(t, "start")
+	a.send(t, map[string]any{"type": "started", "op": o.ID})
+	waitStatus(t, o, StatusRunning)
+	var ts []float64
+	for tt := range events {
+		ts = append(ts, tt)
+	}
+	for _, sh := range shots {
+		for _, tt := range ts {
+			if tt == sh.t {
+				a.send(t, map[string]any{"type": "event", "op": o.ID, "t": tt, "event": events[tt]})
+			}
+		}
+		a.send(t, frameMsg(o.ID, sh.t, protocol.MimeJPEG, 320, 180, pictureQ(t, 320, 180, sh.c, q)))
+	}
+	a.send(t, map[string]any{"type": "completed", "op": o.ID})
+	wantOutcome(t, e, o, StatusCompleted, "")
+	return o.ID
+}
+
+func pictureQ(t *testing.T, w, h int, c color.RGBA, q int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			// A gradient over the colour, so JPEG quality changes the bytes.
+			img.Set(x, y, color.RGBA{c.R ^ uint8(x/8), c.G ^ uint8(y/8), c.B, 255})
+		}
+	}
+	var out bytes.Buffer
+	if err := jpeg.Encode(&out, img, &jpeg.Options{Quality: q}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+var palette = []color.RGBA{{200, 40, 40, 255}, {40, 200, 40, 255}, {40, 40, 200, 255}, {200, 200, 40, 255}, {40, 200, 200, 255}, {200, 40, 200, 255}, {120, 120, 120, 255}}
+
+func fight(every float64) []shot {
+	var out []shot
+	for i, c := range palette {
+		out = append(out, shot{float64(i) * every, c})
+	}
+	return out
+}
+
+func TestKeyframesAndContactSheet(t *testing.T) {
+	s, e, a := mediaEnv(t)
+	op := scriptedRun(t, e, a, nil, fight(500), 90, map[float64]string{0: "SPAWN", 1500: "BOSS_PHASE", 3000: "BOSS_DOWN"})
+	ctx := context.Background()
+
+	pics, notes, err := s.Keyframes(ctx, op, KeyframeQuery{Count: 3})
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("keyframes: %v %v", err, notes)
+	}
+	if len(pics) != 3 || pics[0].T != 0 || pics[1].T != 1500 || pics[2].T != 3000 {
+		t.Fatalf("3 evenly spaced: %+v", pics)
+	}
+	if pics[1].Event != "BOSS_PHASE" || pics[1].EventT != 1500 || pics[2].Event != "BOSS_DOWN" {
+		t.Fatalf("nearest events: %+v", pics)
+	}
+	for _, p := range pics {
+		img, err := jpeg.Decode(bytes.NewReader(p.JPEG))
+		if err != nil || img.Bounds().Dx() != p.Width || p.Width > AgentWidth || p.Bytes != len(p.JPEG) || p.Kind != "keyframe" {
+			t.Fatalf("picture %+v: %v", p, err)
+		}
+		if _, err := os.Stat(p.File); err != nil {
+			t.Fatalf("file %s: %v", p.File, err)
+		}
+	}
+	// The frame nearest each named event, and nearest each t, each once.
+	pics, _, err = s.Keyframes(ctx, op, KeyframeQuery{Events: []string{"BOSS_PHASE"}, Ts: []float64{1200, 1400, 2600}})
+	if err != nil || len(pics) != 3 || pics[0].T != 1000 || pics[1].T != 1500 || pics[2].T != 2500 || !strings.Contains(pics[1].Why, "BOSS_PHASE") {
+		t.Fatalf("at events and t: %+v %v", pics, err)
+	}
+	// A name the capture does not have is said, not an error.
+	if pics, notes, err := s.Keyframes(ctx, op, KeyframeQuery{Events: []string{"NOPE"}}); err != nil || len(pics) != 0 || len(notes) != 1 {
+		t.Fatalf("unknown event: %v %v %v", pics, notes, err)
+	}
+	// At most MaxKeyframes, and what was left out is said.
+	var many []float64
+	for i := range 7 {
+		many = append(many, float64(i)*500)
+	}
+	pics, notes, err = s.Keyframes(ctx, op, KeyframeQuery{Ts: many, Max: 4})
+	if err != nil || len(pics) != 4 || len(notes) != 3 {
+		t.Fatalf("capped: %d pictures, notes %v, %v", len(pics), notes, err)
+	}
+
+	sheet, err := s.ContactSheet(ctx, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(sheet.JPEG))
+	if err != nil || img.Bounds().Dx() > AgentWidth || sheet.Kind != "contact_sheet" || !strings.Contains(sheet.Why, "7 frames") {
+		t.Fatalf("contact sheet %+v: %v", sheet, err)
+	}
+	if b, err := os.ReadFile(sheet.File); err != nil || !bytes.Equal(b, sheet.JPEG) {
+		t.Fatalf("the sheet is not kept at %s: %v", sheet.File, err)
+	}
+
+	// A capture without frames says so.
+	noFrames := completeScenario(t, e, a)
+	if _, err := s.ContactSheet(ctx, noFrames.Op); err != ErrNoFrames {
+		t.Fatalf("sheet without frames: %v", err)
+	}
+}
+
+func TestVideo(t *testing.T) {
+	ffprobe := sysdeps.Need(t, "ffprobe")
+	sysdeps.Need(t, "ffmpeg")
+	s, e, a := mediaEnv(t)
+	op := scriptedRun(t, e, a, nil, fight(500), 90, map[float64]string{0: "SPAWN", 1500: "BOSS_PHASE", 3000: "BOSS_DOWN"})
+	v, err := s.Video(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Frames != 7 || v.Width != 320 || v.Height != 180 {
+		t.Fatalf("video %+v", v)
+	}
+	out, err := exec.Command(ffprobe, "-v", "error", "-show_entries", "format=duration:stream=codec_name,pix_fmt,nb_read_frames", "-count_frames", "-of", "json", v.MP4).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probe struct {
+		Format  struct{ Duration string }
+		Streams []struct {
+			CodecName    string `json:"codec_name"`
+			PixFmt       string `json:"pix_fmt"`
+			NbReadFrames string `json:"nb_read_frames"`
+		}
+	}
+	if err := json.Unmarshal(out, &probe); err != nil || len(probe.Streams) != 1 {
+		t.Fatalf("ffprobe: %s %v", out, err)
+	}
+	dur, _ := strconv.ParseFloat(probe.Format.Duration, 64)
+	st := probe.Streams[0]
+	// The last frame (t=3000) is held for a frame's time (4 fps: 250 ms);
+	// the concat demuxer shows it once more at the end to hold it.
+	if st.CodecName != "h264" || st.PixFmt != "yuv420p" || st.NbReadFrames != "8" || dur < 3.2 || dur > 3.3 {
+		t.Fatalf("ffprobe: %s", out)
+	}
+	vtt, err := os.ReadFile(v.VTT)
+	if err != nil || !bytes.HasPrefix(vtt, []byte("WEBVTT")) || !bytes.Contains(vtt, []byte("00:00:01.500 --> ")) || !bytes.Contains(vtt, []byte("BOSS_PHASE")) {
+		t.Fatalf("subtitles: %s %v", vtt, err)
+	}
+	// Made once: asking again answers the same files.
+	again, err := s.Video(context.Background(), op)
+	if err != nil || *again != *v {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+}
+
+func TestCompareFrames(t *testing.T) {
+	s, e, a := mediaEnv(t)
+	ctx := context.Background()
+	ev := map[float64]string{0: "SPAWN"}
+	rec := scriptedRun(t, e, a, nil, fight(500), 90, ev)
+
+	// The same pictures at half speed: each at twice the t, some
+	// re-encoded, with extra frames in between.
+	var slow []shot
+	for i, sh := range fight(500) {
+		slow = append(slow, shot{sh.t * 2, sh.c})
+		if i < len(palette)-1 {
+			slow = append(slow, shot{sh.t*2 + 500, color.RGBA{0, 0, 0, 255}}) // no recording frame at this simulation time
+		}
+	}
+	same := scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, slow, 90, ev)
+	d, err := s.CompareFrames(ctx, rec, same, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Identical || d.Compared != 7 || d.Unpaired != 6 || d.MaxDiff != 0 || d.Skipped != "" {
+		t.Fatalf("same pictures at 0.5: %+v", d)
+	}
+	// Re-encoded at another quality: not the same bytes, the same picture.
+	reenc := scriptedRun(t, e, a, nil, fight(500), 60, ev)
+	if d, err := s.CompareFrames(ctx, rec, reenc, nil); err != nil || !d.Identical || d.Compared != 7 || d.MaxDiff == 0 {
+		t.Fatalf("re-encoded: %+v %v", d, err)
+	}
+	// The picture changes at simulation time 2000 while the events do not.
+	changed := fight(500)
+	changed[4].c = color.RGBA{250, 250, 250, 255}
+	ch := scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, func() []shot {
+		var out []shot
+		for _, sh := range changed {
+			out = append(out, shot{sh.t * 2, sh.c})
+		}
+		return out
+	}(), 90, ev)
+	d, err = s.CompareFrames(ctx, rec, ch, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Identical || d.T != 4000 || d.RecordingT != 2000 || d.SimT != 2000 || d.Diff <= d.Threshold || d.Picture() == nil || d.Image == "" {
+		t.Fatalf("changed picture: %+v", d)
+	}
+	if img, err := jpeg.Decode(bytes.NewReader(d.Picture().JPEG)); err != nil || img.Bounds().Dx() > AgentWidth {
+		t.Fatalf("side by side: %v", err)
+	}
+	// Another camera: pictures are not compared.
+	cam := scriptedRun(t, e, a, protocol.Presentation{"camera": "overview"}, fight(500), 90, ev)
+	if d, err := s.CompareFrames(ctx, rec, cam, nil); err != nil || d.Identical || !strings.Contains(d.Skipped, "camera") {
+		t.Fatalf("another camera: %+v %v", d, err)
+	}
+	// The signatures were kept: a second comparison decodes nothing new.
+	fs := storedFrames(t, e, rec)
+	if len(fs[0].Sig) == 0 {
+		t.Fatal("the recording's signatures were not kept")
+	}
+}
