@@ -21,8 +21,10 @@ import (
 )
 
 // wait bounds every wait of the suite; nothing asserts on timing, it only
-// keeps a broken controller from hanging the run.
-const wait = 5 * time.Second
+// keeps a broken controller from hanging the run. Generous: the suite runs
+// beside browsers, databases and engines on two cores, and the race
+// detector slows it several times.
+const wait = 20 * time.Second
 
 // env is one controller over its own store.
 type env struct {

@@ -95,8 +95,9 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 		limit = MaxKeyframes
 	}
 	type pick struct {
-		t   float64
-		why string
+		t     float64
+		why   string
+		event string // the event it was chosen for
 	}
 	var picks []pick
 	var notes []string
@@ -113,11 +114,12 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 			notes = append(notes, fmt.Sprintf("only the first %d matching events are shown", limit))
 		}
 		for _, e := range evs {
-			picks = append(picks, pick{e.T, "event " + sanitize.Line(e.Event, 80) + " at t=" + ms(e.T)})
+			name := sanitize.Line(e.Event, 120)
+			picks = append(picks, pick{e.T, "event " + name + " at t=" + ms(e.T), name})
 		}
 	}
 	for _, t := range q.Ts {
-		picks = append(picks, pick{t, "t=" + ms(t)})
+		picks = append(picks, pick{t, "t=" + ms(t), ""})
 	}
 	if q.Count > 0 {
 		first, last, err := s.frameSpan(ctx, op)
@@ -125,7 +127,7 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 			return nil, nil, err
 		}
 		for i, t := range spaced(first, last, min(q.Count, limit)) {
-			picks = append(picks, pick{t, fmt.Sprintf("evenly spaced, %d of %d", i+1, min(q.Count, limit))})
+			picks = append(picks, pick{t, fmt.Sprintf("evenly spaced, %d of %d", i+1, min(q.Count, limit)), ""})
 		}
 	}
 	seen := map[int64]bool{}
@@ -147,6 +149,9 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("left out %s: %v", p.why, err))
 			continue
+		}
+		if p.event != "" {
+			pic.Event, pic.EventT = p.event, p.t // the event it shows, not another at the same t
 		}
 		out = append(out, pic)
 	}

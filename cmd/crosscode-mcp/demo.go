@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -27,6 +29,7 @@ import (
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp demo", stderr)
 	keep := fs.Bool("keep", false, "keep the temporary repository and its data for inspection")
+	outDir := fs.String("out", filepath.Join(os.TempDir(), "crosscode-demo"), "where the demo writes the contact sheet (and the video, with ffmpeg) of its scenario")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +49,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	d := &demo{out: stdout, exe: exe, root: root, start: time.Now()}
+	d := &demo{out: stdout, exe: exe, root: root, start: time.Now(), media: *outDir}
 	err = d.run(ctx)
 	d.closeAll()
 	if *keep {
@@ -65,6 +68,7 @@ type demo struct {
 	exe    string
 	root   string
 	repo   string
+	media  string // where the contact sheet and video go
 	start  time.Time
 	agents []*demoAgent
 }
@@ -373,6 +377,9 @@ func (d *demo) run(ctx context.Context) error {
 	if err := expect(str(run, "status") == "completed", "the scenario ended %s", str(run, "status")); err != nil {
 		return err
 	}
+	if err := d.pictures(ctx, bo, str(run, "op")); err != nil {
+		return err
+	}
 
 	d.step("6. bo records a stretch of free play, then replays it at half speed.")
 	rec, err := bo.call(ctx, "start_recording", nil)
@@ -388,13 +395,16 @@ func (d *demo) run(ctx context.Context) error {
 	if err := expect(str(stop, "status") == "completed", "the recording ended %s", str(stop, "status")); err != nil {
 		return err
 	}
-	rp, err := bo.call(ctx, "replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5, "camera": "overview"}})
+	rp, err := bo.call(ctx, "replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5}})
 	if err != nil {
 		return err
 	}
 	d.say("replay at timeScale 0.5 -> %s; %s", str(rp, "status"), str(rp, "next"))
 	d.say("last event at t=%v ms (the recording's: %v ms)", field(rp, "lastT"), field(stop, "lastT"))
 	if err := expect(field(rp, "divergence", "identical") == true, "the replay diverged: %v", field(rp, "divergence")); err != nil {
+		return err
+	}
+	if err := expect(field(rp, "visualDivergence", "identical") == true, "the replay's pictures differ: %v", field(rp, "visualDivergence")); err != nil {
 		return err
 	}
 	feed, err := ada.call(ctx, "read_feed", map[string]any{"kind": "validation"})
@@ -405,6 +415,75 @@ func (d *demo) run(ctx context.Context) error {
 		d.say("ada sees bo's result in the feed: %s", str(it, "text"))
 	}
 	return expect(len(list(feed, "items")) == 1, "the scenario's validation did not reach ada")
+}
+
+// pictures shows what the agent saw of a run: keyframes at its boss
+// phases, and a contact sheet (and a video, with ffmpeg) written for the
+// human to open.
+func (d *demo) pictures(ctx context.Context, a *demoAgent, op string) error {
+	got, err := a.call(ctx, "get_capture", map[string]any{"op": op, "limit": 1, "keyframesAtEvents": []string{"BOSS_PHASE"}, "contactSheet": true, "video": true})
+	if err != nil {
+		return err
+	}
+	d.say("get_capture keyframes at BOSS_PHASE and a contact sheet -> %d pictures as image content (frames in the temporary repository; --keep keeps them):", len(list(got, "pictures")))
+	var sheet string
+	for _, p := range list(got, "pictures") {
+		if str(p, "kind") == "contact_sheet" {
+			sheet = str(p, "file")
+			continue
+		}
+		d.say("  t=%-6v %-12s %s", p["t"], str(p, "event"), str(p, "file"))
+	}
+	if err := expect(sheet != "" && len(list(got, "pictures")) >= 2, "the agent got no keyframes or contact sheet: %v %v", got["pictures"], got["picturesLeftOut"]); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.media, 0o755); err != nil {
+		return err
+	}
+	png := filepath.Join(d.media, "contact-sheet.png")
+	if err := jpegToPNG(sheet, png); err != nil {
+		return err
+	}
+	d.say("the whole run on one contact sheet: %s", png)
+	if mp4 := str(got, "video", "mp4"); mp4 != "" {
+		for _, f := range []string{mp4, str(got, "video", "vtt")} {
+			dst := filepath.Join(d.media, "boss_intro"+filepath.Ext(f))
+			if err := copyFile(f, dst); err != nil {
+				return err
+			}
+			if filepath.Ext(f) == ".mp4" {
+				d.say("and as a video with the events as subtitles: %s (+ .vtt)", dst)
+			}
+		}
+	} else {
+		d.say("(%s)", str(got, "videoNote"))
+	}
+	return nil
+}
+
+func jpegToPNG(src, dst string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	img, err := jpeg.Decode(f)
+	if err != nil {
+		return fmt.Errorf("contact sheet %s: %w", src, err)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b.Bytes(), 0o644)
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 func (d *demo) timeline(events []map[string]any, n int) {
