@@ -35,12 +35,11 @@ func project(t testing.TB, g sysdeps.Godot, rel string) string {
 // controller launches games (cappy.Launcher: its own process group, a
 // capped log, stopped with SIGTERM then SIGKILL).
 type game struct {
-	t *testing.T
 	l *cappy.Launcher
 }
 
 // launch starts Godot on dir, connecting to endpoint with token.
-func launch(t *testing.T, g sysdeps.Godot, dir, endpoint, token string, env map[string]string, args ...string) *game {
+func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[string]string, args ...string) *game {
 	t.Helper()
 	if len(args) == 0 {
 		args = []string{"--headless", "--path", "."}
@@ -49,7 +48,7 @@ func launch(t *testing.T, g sysdeps.Godot, dir, endpoint, token string, env map[
 	if err := l.Start(endpoint, token); err != nil {
 		t.Fatal(err)
 	}
-	gm := &game{t: t, l: l}
+	gm := &game{l: l}
 	t.Cleanup(func() {
 		l.Stop(3 * time.Second)
 		if t.Failed() {
@@ -61,7 +60,7 @@ func launch(t *testing.T, g sysdeps.Godot, dir, endpoint, token string, env map[
 
 // connect starts the arena against a scriptable controller and shakes
 // hands.
-func connect(t *testing.T, ctx context.Context, dir string, env map[string]string) (*adaptertest.Peer, *protocol.Hello, *protocol.Scenarios) {
+func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*adaptertest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
 	ctrl, err := adaptertest.NewController()

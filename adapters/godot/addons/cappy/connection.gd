@@ -10,7 +10,7 @@ extends RefCounted
 ## The largest message either side may send (the protocol's 4 MiB).
 const MAX_MESSAGE_BYTES := 4 << 20
 ## Above this many bytes waiting to be sent, a sender flushes first.
-const HIGH_WATER_BYTES := 1 << 20
+const HIGH_WATER_BYTES := 16 << 10
 ## How long a send waits for the controller to take queued bytes.
 const SEND_TIMEOUT_MSEC := 10000
 const PUMP_INTERVAL_USEC := 1000

@@ -519,7 +519,6 @@ func _send_event(op: CappyOperation, text: String) -> bool:
 	if text.length() > Connection.MAX_MESSAGE_BYTES:
 		push_warning("Cappy: dropping an event of %d bytes, over the 4 MiB message limit" % text.length())
 		return false
-	op.set_meta("events", int(op.get_meta("events", 0)) + 1)
 	return _conn.send(text)
 
 
@@ -546,7 +545,7 @@ func _end(op: CappyOperation, status: String, code: String, message: String) -> 
 	else:
 		if op.has_meta("replay"):
 			msg["replay"] = op.get_meta("replay")
-		op.summary.merge({"simMs": snappedf(op.sim_time_ms(), 0.001), "events": int(op.get_meta("events", 0))}, false)
+		op.summary.merge({"simMs": snappedf(op.sim_time_ms(), 0.001), "events": op.events}, false)
 		msg["summary"] = op.summary
 	_teardown(status)
 	_send(msg)

@@ -43,9 +43,12 @@ var camera := ""
 var rng_seed := 0
 ## What the operation reports with completed (a JSON object).
 var summary := {}
+## Events sent so far.
+var events := 0
 
 var _session: Object
 var _prefix := ""
+var _names := {} # event name -> its JSON string
 var _tick_ms := 1000.0 / 60.0
 var _t0_frame := -1
 var _last_t := 0.0
@@ -67,21 +70,31 @@ func _init(session: Object, op_id: String, op_kind: String) -> void:
 func emit_event(event: String, payload: Dictionary = {}, duration_ms: float = -1.0) -> bool:
 	if not _active:
 		return false
-	var name_bytes := event.to_utf8_buffer().size()
-	if name_bytes == 0 or name_bytes > 256:
-		push_warning("Cappy: event name must be 1 to 256 bytes, got %d" % name_bytes)
-		return false
+	var quoted: String = _names.get(event, "")
+	if quoted.is_empty():
+		var name_bytes := event.to_utf8_buffer().size()
+		if name_bytes == 0 or name_bytes > 256:
+			push_warning("Cappy: event name must be 1 to 256 bytes, got %d" % name_bytes)
+			return false
+		quoted = JSON.stringify(event)
+		if _names.size() < 1024:
+			_names[event] = quoted
 	var sim := sim_time_ms()
 	var t := maxf(snappedf(sim / time_scale, 0.001), _last_t)
 	_last_t = t
-	if not payload.has("simT"):
-		payload = payload.duplicate()
-		payload["simT"] = snappedf(sim, 0.001)
-	var text := _prefix + _number(t) + ",\"event\":" + JSON.stringify(event)
+	var text := _prefix + _number(t) + ",\"event\":" + quoted
 	if duration_ms >= 0.0:
 		text += ",\"durationMs\":" + _number(snappedf(duration_ms / time_scale, 0.001))
-	text += ",\"payload\":" + JSON.stringify(payload) + "}"
-	return _session._send_event(self, text)
+	if payload.has("simT"):
+		text += ",\"payload\":" + JSON.stringify(payload) + "}"
+	elif payload.is_empty():
+		text += ",\"payload\":{\"simT\":" + _number(snappedf(sim, 0.001)) + "}}"
+	else:
+		text += ",\"payload\":{\"simT\":" + _number(snappedf(sim, 0.001)) + "," + JSON.stringify(payload).substr(1) + "}"
+	if _session._send_event(self, text):
+		events += 1
+		return true
+	return false
 
 
 ## Fails the operation with the game's own code and message.
