@@ -61,6 +61,12 @@ func SignatureOf(path string) (Signature, error) {
 // separates noise from change, and cheaply (see TestDiffCases, which logs
 // both on the same cases). Chroma is in it because a colour change at the
 // same brightness (a red boss turning green) is invisible in grayscale.
+//
+// Measured (TestDiffCases, frames of 1280x720 and 640x360): the same
+// picture re-encoded at quality 50 gives 0.004, as PNG against JPEG 0.005,
+// a small sprite moved 4 px 0.0003 and moved 120 px 0.003 (see DiffMax for
+// those), the floor's colour changed 0.09, its hue changed at the same
+// brightness 0.07 (grayscale alone: 0.003), another picture 0.29 to 0.32.
 func Diff(a, b Signature) float64 {
 	n := cells(a, b)
 	if n == 0 {
