@@ -193,3 +193,24 @@ func TestConcurrentPagesOnAFreshStore(t *testing.T) {
 		}
 	}
 }
+
+// Events by name read only the matching events (capture_events_by_name),
+// and nearest-frame lookups go by t (capture_frames_by_t).
+func TestCaptureQueriesUseTheirIndex(t *testing.T) {
+	s := openTemp(t)
+	byName, byNameArgs := eventsSQL(EventQuery{Op: "op", Names: []string{"BOSS_PHASE"}, Limit: 9})
+	cases := []struct {
+		q     string
+		args  []any
+		index string
+	}{
+		{byName, byNameArgs, "capture_events_by_name"},
+		{selFrameBeforeSQL, []any{"op", 1.0}, "capture_frames_by_t"},
+		{selFrameAfterSQL, []any{"op", 1.0}, "capture_frames_by_t"},
+	}
+	for _, c := range cases {
+		if plan := queryPlan(t, s, c.q, c.args...); !strings.Contains(plan, c.index) {
+			t.Errorf("%s\nplan: %s\nwant %s", c.q, plan, c.index)
+		}
+	}
+}

@@ -588,6 +588,9 @@ CREATE TABLE capture_frames (
 	PRIMARY KEY (op, seq)
 ) WITHOUT ROWID;
 CREATE INDEX capture_frames_by_t ON capture_frames (op, t);
+-- Events by name (get_capture's filter, keyframes at named events) read
+-- only the matching ones, not the whole capture.
+CREATE INDEX capture_events_by_name ON capture_events (op, event, seq);
 `,
 }
 

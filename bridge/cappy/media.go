@@ -1,11 +1,13 @@
 package cappy
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/jpeg"
 	"iter"
 	"math"
 	"os"
@@ -222,6 +224,16 @@ func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error)
 	if c.Frames == 0 {
 		return nil, ErrNoFrames
 	}
+	path := filepath.Join(s.mediaDir(), op+"-sheet.jpg")
+	why := fmt.Sprintf("%d frames of %d, evenly spaced", min(c.Frames, SheetCells), c.Frames)
+	if Final(c.Status) {
+		// A finished capture never changes: its sheet is made once.
+		if jpg, err := os.ReadFile(path); err == nil {
+			if cfg, err := jpeg.DecodeConfig(bytes.NewReader(jpg)); err == nil {
+				return &Picture{Kind: "contact_sheet", Why: why, File: path, Width: cfg.Width, Height: cfg.Height, Bytes: len(jpg), JPEG: jpg}, nil
+			}
+		}
+	}
 	first, last, err := s.frameSpan(ctx, op)
 	if err != nil {
 		return nil, err
@@ -247,7 +259,6 @@ func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error)
 	if err != nil {
 		return nil, fmt.Errorf("contact sheet of %s: %w", op, err)
 	}
-	path := filepath.Join(s.mediaDir(), op+"-sheet.jpg")
 	if err := writeFileAtomic(path, jpg); err != nil {
 		return nil, fmt.Errorf("contact sheet of %s: %w", op, err)
 	}

@@ -144,6 +144,11 @@ func TestKeyframesAndContactSheet(t *testing.T) {
 	if b, err := os.ReadFile(sheet.File); err != nil || !bytes.Equal(b, sheet.JPEG) {
 		t.Fatalf("the sheet is not kept at %s: %v", sheet.File, err)
 	}
+	// A finished capture's sheet is made once: the kept one comes back.
+	os.WriteFile(sheet.File, pictureQ(t, 64, 36, palette[0], 50), 0o600)
+	if again, err := s.ContactSheet(ctx, op); err != nil || again.Width != 64 {
+		t.Fatalf("the kept sheet was not reused: %+v %v", again, err)
+	}
 
 	// A capture without frames says so.
 	noFrames := completeScenario(t, e, a)
