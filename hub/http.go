@@ -16,7 +16,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
-func (s *Server) routes() *http.ServeMux {
+func (s *Server) routes(extra func(*http.ServeMux, func(AuthedFunc) http.Handler)) *http.ServeMux {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{} // path -> methods, for JSON 405 answers
 	handle := func(method, path string, h http.Handler) {
@@ -38,6 +38,9 @@ func (s *Server) routes() *http.ServeMux {
 	handle("GET", "/healthz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "protocolVersion": protocol.ProtocolVersion, "schemaVersion": protocol.SchemaVersion})
 	}))
+	if extra != nil {
+		extra(mux, func(h AuthedFunc) http.Handler { return s.authed(h) })
+	}
 	// A path without a method matches every method the specific patterns
 	// above do not, so the wrong method gets a JSON 405.
 	for path, methods := range allowed {
@@ -54,7 +57,7 @@ func (s *Server) routes() *http.ServeMux {
 }
 
 // authed checks the bearer token and passes its workspace on.
-func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, workspace string)) http.Handler {
+func (s *Server) authed(h AuthedFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
 		token, ok := strings.CutPrefix(auth, "Bearer ")
@@ -62,7 +65,7 @@ func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, workspace
 			writeError(w, http.StatusUnauthorized, protocol.CodeUnauthenticated, "missing Authorization: Bearer <token> (create one with: crosscode-mcp token create)")
 			return
 		}
-		ws, err := s.store.Authenticate(r.Context(), token)
+		ws, err := s.auth(r.Context(), token)
 		if errors.Is(err, store.ErrBadToken) {
 			writeError(w, http.StatusUnauthorized, protocol.CodeUnauthenticated, "unknown access token")
 			return

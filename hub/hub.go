@@ -32,7 +32,23 @@ type Config struct {
 	QueueDepth int
 	// Logger receives the service's logs. Default: discard.
 	Logger *slog.Logger
+
+	// Routes, if set, adds routes to the service's mux: the dashboard's
+	// page and its read endpoints. authed wraps a handler in the
+	// service's access-token check.
+	Routes func(mux *http.ServeMux, authed func(AuthedFunc) http.Handler)
+	// Authenticate, if set, resolves access tokens (of requests and of
+	// subscribe frames) instead of the store: the local dashboard's
+	// session token. It returns store.ErrBadToken for an unknown one.
+	Authenticate func(ctx context.Context, token string) (workspace string, err error)
+	// Wrap, if set, wraps the service's whole handler (the local
+	// dashboard's Host and cookie checks).
+	Wrap func(http.Handler) http.Handler
 }
+
+// AuthedFunc is a handler behind the access-token check, given the
+// token's workspace.
+type AuthedFunc func(w http.ResponseWriter, r *http.Request, workspace string)
 
 // maxBatch is the most envelopes one commit carries.
 const maxBatch = 512
@@ -46,6 +62,8 @@ type Server struct {
 	ingester   *store.Ingester
 	broker     *broker
 	mux        *http.ServeMux
+	handler    http.Handler                                            // mux, wrapped by Config.Wrap
+	auth       func(ctx context.Context, token string) (string, error) // Config.Authenticate or the store's
 
 	// WebSocket handlers outlive srv.Shutdown (their connections are
 	// hijacked), so Close waits for them through wsWG. A handler is added
@@ -81,7 +99,15 @@ func New(cfg Config) *Server {
 		return heads[ws], nil
 	})
 	s.ingester = store.NewGroupIngester(cfg.Store.IngestBatch, &store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
-	s.mux = s.routes()
+	s.auth = cfg.Authenticate
+	if s.auth == nil {
+		s.auth = cfg.Store.Authenticate
+	}
+	s.mux = s.routes(cfg.Routes)
+	s.handler = s.mux
+	if cfg.Wrap != nil {
+		s.handler = cfg.Wrap(s.mux)
+	}
 	return s
 }
 
@@ -105,7 +131,7 @@ func (s *Server) RetentionFor(plan string) time.Duration {
 // returns. It does not close the store.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

@@ -108,7 +108,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 		refuse(protocol.CodeSchemaInvalid, err.Error())
 		return
 	}
-	ws, err := s.store.Authenticate(ctx, req.AccessToken)
+	ws, err := s.auth(ctx, req.AccessToken)
 	switch {
 	case errors.Is(err, store.ErrBadToken):
 		refuse(protocol.CodeUnauthenticated, "unknown access token")

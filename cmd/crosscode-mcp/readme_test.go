@@ -157,3 +157,4 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatalf("found %d README commands; the extraction is broken", seen)
 	}
 }
+

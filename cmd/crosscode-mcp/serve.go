@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -63,7 +64,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := hub.New(hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log})
+	dash := dashboard.New(&dashboard.Options{Logger: log})
+	srv := hub.New(hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log, Routes: dash.Routes})
 	log.Info("coordination service", "data", st.Path(), "retention", retentionText(*retention), "sweepEvery", *sweepEvery)
 	fmt.Fprintf(stdout, "listening on http://%s\n", l.Addr())
 	return srv.Serve(ctx, l)
