@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -19,6 +20,7 @@ type Captures interface {
 	Captures(ctx context.Context, kind string, before time.Time, limit int) ([]*store.Capture, error)
 	Capture(ctx context.Context, op string) (*store.Capture, error)
 	Events(ctx context.Context, q store.EventQuery) ([]store.CaptureEvent, error)
+	Frames(ctx context.Context, q store.FrameQuery) ([]store.CaptureFrame, error)
 }
 
 // Capture list and timeline limits.
@@ -27,15 +29,18 @@ const (
 	maxCaptureList     = 500
 	defaultEventPage   = 500
 	maxEventPage       = 2000
+	// maxFrameList is how many frames GET /v1/captures/{op} lists.
+	maxFrameList = 600
 )
 
-// captureDetail answers GET /v1/captures/{op}. Frames and Video are
-// empty until the controller stores frames (the frames extension of the
-// adapter protocol); the page shows them when present.
+// captureDetail answers GET /v1/captures/{op}: the operation, its first
+// frames (spec section 7) with where to fetch each, and its video (made
+// from the frames on first request) when it has frames.
 type captureDetail struct {
-	Capture *store.Capture `json:"capture"`
-	Frames  []frameRef     `json:"frames"`
-	Video   string         `json:"video,omitempty"` // a URL on this server
+	Capture     *store.Capture `json:"capture"`
+	Frames      []frameRef     `json:"frames"`
+	FramesTotal int64          `json:"framesTotal"`
+	Video       string         `json:"video,omitempty"` // a URL on this server
 }
 
 // frameRef is one stored frame: when it was shown and where to fetch it.
@@ -52,6 +57,8 @@ func (d *Dashboard) captureRoutes(mux *http.ServeMux, authed func(hub.AuthedFunc
 	mux.Handle("GET /v1/captures", authed(d.listCaptures))
 	mux.Handle("GET /v1/captures/{op}", authed(d.getCapture))
 	mux.Handle("GET /v1/captures/{op}/events", authed(d.captureEvents))
+	mux.Handle("GET /v1/captures/{op}/frames/{seq}", authed(d.captureFrame))
+	mux.Handle("GET /v1/captures/{op}/video.mp4", authed(d.captureVideo))
 }
 
 // listCaptures serves GET /v1/captures?[kind=K][&before=RFC3339][&limit=n],
@@ -104,7 +111,22 @@ func (d *Dashboard) getCapture(w http.ResponseWriter, r *http.Request, _ string)
 		d.internal(w, "capture", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, captureDetail{Capture: c, Frames: []frameRef{}})
+	ans := captureDetail{Capture: c, Frames: []frameRef{}, FramesTotal: c.Frames}
+	if c.Frames > 0 && d.opts.FrameDir != "" {
+		frames, err := d.opts.Captures.Frames(r.Context(), store.FrameQuery{Op: c.Op, Limit: maxFrameList})
+		if err != nil {
+			d.internal(w, "capture frames", err)
+			return
+		}
+		base := "/v1/captures/" + url.PathEscape(c.Op)
+		for _, f := range frames {
+			ans.Frames = append(ans.Frames, frameRef{Seq: f.Seq, T: f.T, Mime: f.Mime, Width: f.Width, Height: f.Height, URL: base + "/frames/" + strconv.FormatInt(f.Seq, 10)})
+		}
+		if d.opts.VideoDir != "" {
+			ans.Video = base + "/video.mp4"
+		}
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // captureEvents serves GET /v1/captures/{op}/events?[afterSeq=n][&limit=k]:

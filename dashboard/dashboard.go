@@ -53,6 +53,12 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 type Options struct {
 	// Captures, if set, serves this machine's captures (local mode).
 	Captures Captures
+	// FrameDir is where the capture store's frame files are (the
+	// controller's FrameDir: <data>/capture/frames). Empty: no frames.
+	FrameDir string
+	// VideoDir, if set, is where videos made from frames are kept while
+	// the dashboard runs. Empty: no videos.
+	VideoDir string
 	// Denials, if set, serves arbitration's denials (GET /v1/denials).
 	Denials Denials
 	// Session, if set, is the local dashboard's session: it answers
@@ -65,8 +71,9 @@ type Options struct {
 
 // Dashboard serves the page and its read endpoints.
 type Dashboard struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	videos videos
 }
 
 // New returns a Dashboard.

@@ -172,3 +172,31 @@ func (b *broker) send(s *subscriber, frames []frame) {
 		s.fail()
 	}
 }
+
+// followed returns each workspace with subscribers and the highest
+// serverSequence published (or read at a subscribe) for it.
+func (b *broker) followed() map[string]int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int64, len(b.subs))
+	for ws, subs := range b.subs {
+		if len(subs) > 0 {
+			out[ws] = b.head[ws]
+		}
+	}
+	return out
+}
+
+// hasSubscribers reports whether workspace has a subscriber.
+func (b *broker) hasSubscribers(workspace string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs[workspace]) > 0
+}
+
+// raise moves the workspace's published head up to seq.
+func (b *broker) raise(workspace string, seq int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.head[workspace] = max(b.head[workspace], seq)
+}

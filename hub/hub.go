@@ -25,7 +25,8 @@ type Config struct {
 	Store Store
 	// Retention, if positive, overrides every plan's history retention.
 	Retention time.Duration
-	// SweepEvery is how often retention runs. Default 1m.
+	// SweepEvery is how often retention runs. Default 1m; negative: never
+	// (the local dashboard, which must not delete the agents' history).
 	SweepEvery time.Duration
 	// QueueDepth is how many fan-out frames a WebSocket subscriber may
 	// have pending before it is closed as too slow. Default 4096.
@@ -44,6 +45,11 @@ type Config struct {
 	// Wrap, if set, wraps the service's whole handler (the local
 	// dashboard's Host and cookie checks).
 	Wrap func(http.Handler) http.Handler
+	// Follow, if positive, is how often the service looks for operations
+	// and presence that other processes wrote to its database, to fan
+	// them out (the local dashboard: agents ingest into the workspace
+	// file themselves). Zero: only what this Server ingests fans out.
+	Follow time.Duration
 }
 
 // AuthedFunc is a handler behind the access-token check, given the
@@ -59,6 +65,7 @@ type Server struct {
 	store      Store        // Config.Store
 	retention  time.Duration
 	sweepEvery time.Duration
+	follow     time.Duration
 	ingester   *store.Ingester
 	broker     *broker
 	mux        *http.ServeMux
@@ -77,7 +84,7 @@ type Server struct {
 
 // New builds a Server over cfg.Store and starts its ingester.
 func New(cfg Config) *Server {
-	if cfg.SweepEvery <= 0 {
+	if cfg.SweepEvery == 0 {
 		cfg.SweepEvery = time.Minute
 	}
 	if cfg.QueueDepth <= 0 {
@@ -87,7 +94,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{log: log, store: cfg.Store, retention: cfg.Retention, sweepEvery: cfg.SweepEvery, shutdown: make(chan struct{})}
+	s := &Server{log: log, store: cfg.Store, retention: cfg.Retention, sweepEvery: cfg.SweepEvery, follow: cfg.Follow, shutdown: make(chan struct{})}
 	s.broker = newBroker(log, cfg.QueueDepth, maxBatch, func(ctx context.Context, ws string) (int64, error) {
 		heads, err := cfg.Store.Heads(ctx, []string{ws})
 		if err != nil {
@@ -138,11 +145,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
-	sweepDone := make(chan struct{})
-	go func() {
-		defer close(sweepDone)
-		s.sweepLoop(sweepCtx)
-	}()
+	var background sync.WaitGroup // retention and the follower
+	if s.sweepEvery > 0 {
+		background.Go(func() { s.sweepLoop(sweepCtx) })
+	}
+	if s.follow > 0 {
+		background.Go(func() { s.followLoop(sweepCtx) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 
@@ -158,7 +167,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		<-errc
 	}
 	stopSweep()
-	<-sweepDone
+	background.Wait()
 	s.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

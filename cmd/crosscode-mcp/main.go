@@ -96,6 +96,8 @@ Usage:
                                              check a setup and say how to fix what breaks it
   crosscode-mcp serve --listen ADDR --data DIR
                                              the coordination service
+  crosscode-mcp dashboard [server flags] [--listen ADDR] [--open]
+                                             the live dashboard of the local workspace (prints one URL)
   crosscode-mcp token create --workspace W [--data DIR] [--plan P]
                                              create a workspace access token
   crosscode-mcp guard install|uninstall|check
@@ -112,6 +114,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		switch args[0] {
 		case "serve":
 			return runServe(ctx, args[1:], stdout, stderr)
+		case "dashboard":
+			return runDashboard(ctx, args[1:], stdout, stderr)
 		case "token":
 			return runToken(ctx, args[1:], stdout, stderr)
 		case "guard":

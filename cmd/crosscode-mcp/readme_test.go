@@ -5,6 +5,8 @@ import (
 	"context"
 	"flag"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,6 +139,20 @@ func TestReadmeCommands(t *testing.T) {
 				if sc := a.call("list_scenarios", nil); sc["game"] != "godot-arena" {
 					t.Fatalf("list_scenarios: %v", sc)
 				}
+			case args[1] == "dashboard":
+				// It prints one URL with a one-time secret, which opens it.
+				url, base, _ := startDashboard(t, gitRepo(t), args[2:]...)
+				jar, _ := cookiejar.New(nil)
+				c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+				res, err := c.Get(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				page, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK || res.Request.URL.String() != base+"/" || !strings.Contains(string(page), "crosscode-mcp dashboard") {
+					t.Fatalf("opening %s: %d at %s", url, res.StatusCode, res.Request.URL)
+				}
 			case len(args) > 1 && strings.HasPrefix(args[1], "--"):
 				// The stdio server itself: it must start and answer over MCP.
 				repo := gitRepo(t)
@@ -157,4 +173,3 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatalf("found %d README commands; the extraction is broken", seen)
 	}
 }
-

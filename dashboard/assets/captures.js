@@ -104,7 +104,7 @@ export class CapturesView {
       el('dt', null, 'Events'), el('dd', null, String(c.events)),
       c.replayOf ? el('dt', null, 'Replay of') : null, c.replayOf ? el('dd', null, el('code', null, c.replayOf)) : null);
     const evRows = this.events.map((e) => row({ 'data-event-seq': String(e.seq) },
-      e.t.toFixed(3), el('strong', null, e.event), e.durationMs != null ? e.durationMs.toFixed(1) + ' ms' : '',
+      String(Math.round(e.t)), el('strong', null, e.event), e.durationMs != null ? e.durationMs.toFixed(1) + ' ms' : '',
       el('pre', { class: 'payload' }, e.payload ? clean(JSON.stringify(e.payload), 600) : '')));
     const more = this.eventsMore ? el('button', { type: 'button', onclick: () => this.moreEvents() }, 'More events') : null;
     return el('section', { class: 'panel', 'aria-label': 'Operation ' + clean(c.op) },
@@ -112,7 +112,7 @@ export class CapturesView {
       meta,
       this.renderMedia(d),
       el('h3', null, 'Event timeline'),
-      table('Event timeline', ['t (s)', 'Event', 'Took', 'Payload'], evRows, 'No events.'),
+      table('Event timeline', ['t (ms)', 'Event', 'Took', 'Payload'], evRows, 'No events.'),
       more);
   }
 
@@ -122,12 +122,13 @@ export class CapturesView {
     if (!frames.length && !d.video) return el('p', { class: 'muted' }, 'No frames or video stored for this operation.');
     const strip = el('ol', { class: 'frames' });
     for (const f of frames.slice(0, 60)) {
-      const img = /** @type {HTMLImageElement} */ (el('img', { alt: `frame at t=${Number(f.t).toFixed(2)} s`, width: String(Math.min(f.width, 240)), loading: 'lazy' }));
+      const img = /** @type {HTMLImageElement} */ (el('img', { alt: `frame at t=${Math.round(f.t)} ms`, width: String(Math.min(f.width, 240)), loading: 'lazy' }));
       if (typeof f.url === 'string' && f.url.startsWith('/v1/')) img.src = f.url;
-      strip.append(el('li', null, img, el('span', { class: 'small muted' }, `t=${Number(f.t).toFixed(2)} s`)));
+      strip.append(el('li', null, img, el('span', { class: 'small muted' }, `t=${Math.round(f.t)} ms`)));
     }
-    const video = typeof d.video === 'string' && d.video.startsWith('/v1/') ? el('a', { href: d.video, class: 'video' }, 'Open the video') : null;
-    return el('div', { class: 'media' }, el('h3', null, 'Frames'), strip, video);
+    const video = typeof d.video === 'string' && d.video.startsWith('/v1/') ? el('a', { href: d.video, class: 'video', target: '_blank', rel: 'noopener' }, 'Open the video (MP4)') : null;
+    const count = d.framesTotal > frames.length ? el('p', { class: 'muted small' }, `First ${frames.length} of ${d.framesTotal} frames.`) : null;
+    return el('div', { class: 'media' }, el('h3', null, 'Frames ', video), count, strip);
   }
 }
 

@@ -101,12 +101,13 @@ func (b *Browser) Must(steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// Eval evaluates a JavaScript expression and returns its value.
-func Eval[T any](b *Browser, expr string) T {
+// Eval evaluates a JavaScript expression and returns its value (with
+// chromedp.EvalAwaitPromise, a promise's).
+func Eval[T any](b *Browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
