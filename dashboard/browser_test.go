@@ -35,6 +35,7 @@ func seed(t testing.TB, s *service) *team {
 	s.ingest(t,
 		tm.aliceClaim,
 		tm.bob.claim("clm-bob-ui", false, "HUD tweaks", "src/ui/*.gd", "assets/ui/**"),
+		tm.bob.claim("clm-bob-gravity", false, "tune gravity", "src/physics/gravity.gd"), // denied: alice's is exclusive
 		tm.alice.intent("int-alice", "make the jump feel snappier", "src/physics/jump.gd", "src/player/*.gd"),
 		tm.carol.intent("int-carol", "level 3 layout", "levels/level3.tscn"),
 		tm.alice.task("tsk-jump", "Jump feels floaty", protocol.TaskInProgress, "alice@studio.dev", "feel"),
@@ -113,6 +114,10 @@ func TestServiceDashboard(t *testing.T) {
 	wantText(t, mainText(b), "src/physics/**", "exclusive", "shared", "rewriting the physics step", "make the jump feel snappier", "levels/level3.tscn")
 	// Carol accepted bob's handoff (it moved no claims); bob still holds his.
 	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-bob-ui"]').innerText`), "bob@studio.dev", "src/ui/*.gd", "assets/ui/**")
+	// Bob's claim on alice's exclusive paths was denied: it shows as a
+	// denial alice's claim caused, not as an active claim.
+	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-alice-physics"]').innerText`), "1 (bob@studio.dev)")
+	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-denied="clm-bob-gravity"]').innerText`), "src/physics/gravity.gd", "alice@studio.dev (exclusive)")
 	b.Screenshot(shots, "claims")
 
 	view(t, b, "3", "handoffs")

@@ -42,6 +42,15 @@ func newService(t testing.TB, opts *dashboard.Options) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if opts == nil {
+		// As serve does: denials from a mirror with projections.
+		mirror, err := store.Open(ctx, filepath.Join(t.TempDir(), "mirror.db"), &store.Options{Projections: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { mirror.Close() })
+		opts = &dashboard.Options{Denials: &dashboard.MirroredDenials{Log: st, Mirror: mirror}}
+	}
 	srv := hub.New(hub.Config{Store: st, Routes: dashboard.New(opts).Routes})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

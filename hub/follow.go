@@ -78,15 +78,16 @@ func (s *Server) followOps(ctx context.Context, ws string, after int64) error {
 }
 
 // followPresence publishes the presence rows that changed since the last
-// look; the first look only remembers them (subscribers list presence
-// themselves when they subscribe).
+// look. The first look publishes them all: a presence frame is a state,
+// so a subscriber that listed presence already just sees it again, and
+// one written as the workspace's first subscriber arrived is not missed.
 func (s *Server) followPresence(ctx context.Context, ws string, seen map[string]map[string]time.Time) error {
 	list, err := s.store.Presence(ctx, ws)
 	if err != nil {
 		return err
 	}
-	last, known := seen[ws]
-	if !known {
+	last := seen[ws]
+	if last == nil {
 		last = map[string]time.Time{}
 		seen[ws] = last
 	}
@@ -95,9 +96,7 @@ func (s *Server) followPresence(ctx context.Context, ws string, seen map[string]
 			continue
 		}
 		last[p.SenderReplicaID] = p.UpdatedAt
-		if known {
-			s.broker.publishPresence(ws, p)
-		}
+		s.broker.publishPresence(ws, p)
 	}
 	return nil
 }

@@ -64,7 +64,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	dash := dashboard.New(&dashboard.Options{Logger: log})
+	// The dashboard's denials come from a mirror of the log with
+	// projections: a cache rebuilt by each run (so it never outgrows the
+	// log's retention for long).
+	cache := filepath.Join(*data, "dashboard-cache")
+	if err := os.RemoveAll(cache); err != nil {
+		return fmt.Errorf("dashboard cache: %w", err)
+	}
+	defer os.RemoveAll(cache)
+	mirror, err := store.Open(ctx, filepath.Join(cache, "mirror.db"), &store.Options{Projections: true})
+	if err != nil {
+		return err
+	}
+	defer mirror.Close()
+	dash := dashboard.New(&dashboard.Options{Logger: log, Denials: &dashboard.MirroredDenials{Log: st, Mirror: mirror}})
 	srv := hub.New(hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log, Routes: dash.Routes})
 	log.Info("coordination service", "data", st.Path(), "retention", retentionText(*retention), "sweepEvery", *sweepEvery)
 	fmt.Fprintf(stdout, "listening on http://%s\n", l.Addr())

@@ -16,6 +16,8 @@ const VIEWS = ['agents', 'claims', 'handoffs', 'tasks', 'validations', 'feed', '
 const stats = {
   renders: 0,
   lastRenderMs: 0,
+  /** of which the summary strip */
+  lastSummaryMs: 0,
   maxRenderMs: 0,
   /** serverSequence drawn by the last render */
   drawnSeq: 0,
@@ -52,6 +54,8 @@ function render() {
   const t0 = performance.now();
   const now = Date.now();
   fill($('summary'), ...views.summary(model, now));
+  const t1 = performance.now();
+  stats.lastSummaryMs = t1 - t0;
   if (view === 'captures') {
     capturesView?.render(content);
   } else {

@@ -22,7 +22,8 @@ export const ROWS = 200;
  */
 function narrow(items, filter, textOf) {
   const f = filter.trim().toLowerCase();
-  const kept = f ? items.filter((x) => textOf(x).toLowerCase().includes(f)) : items;
+  if (!f) return { shown: items.slice(0, ROWS), total: items.length };
+  const kept = items.filter((x) => textOf(x).toLowerCase().includes(f));
   return { shown: kept.slice(0, ROWS), total: kept.length };
 }
 
@@ -47,7 +48,7 @@ export function agents(m, ui, now) {
   for (const c of m.activeClaims(now)) held.set(c.holder, (held.get(c.holder) || 0) + 1);
   const order = { online: 0, idle: 1, offline: 2 };
   const list = [...m.presence.values()].sort((a, b) =>
-    (order[a.status] ?? 3) - (order[b.status] ?? 3) || String(a.actorId).localeCompare(String(b.actorId)));
+    (order[a.status] ?? 3) - (order[b.status] ?? 3) || (a.actorId < b.actorId ? -1 : a.actorId > b.actorId ? 1 : 0));
   const { shown, total } = narrow(list, ui.filter, (p) => [p.actorId, p.agent?.provider, p.sessionId, p.agent?.sessionReference, p.senderReplicaId, p.status].join(' '));
   const rows = shown.map((p) => {
     const last = latest(p.updatedAt, m.activity.get(p.senderReplicaId));
@@ -72,8 +73,8 @@ function latest(a, b) {
 /** @param {Model} m @param {ViewState} ui @param {number} now */
 export function claims(m, ui, now) {
   const caused = m.denialsBy();
-  const list = m.activeClaims(now).sort((a, b) => String(a.holder).localeCompare(String(b.holder)) || a.seq - b.seq);
-  const { shown, total } = narrow(list, ui.filter, (c) => [c.holder, c.claim.reason, ...(c.claim.patterns || [])].join(' '));
+  const list = m.activeClaims(now);
+  const { shown, total } = narrow(list, ui.filter, (c) => c.holder + ' ' + c.text);
   const rows = shown.map((c) => {
     const denied = caused.get(c.id) || [];
     return row({ 'data-claim': clean(c.id, 200) },
