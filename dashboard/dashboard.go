@@ -18,13 +18,11 @@ package dashboard
 
 import (
 	"embed"
-	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"path"
 	"strconv"
-	"strings"
 
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -197,27 +195,14 @@ func (d *Dashboard) workspace(w http.ResponseWriter, r *http.Request, ws string)
 	writeJSON(w, http.StatusOK, a)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, `{"error":{"code":"INTERNAL","message":"encode answer"}}`, http.StatusInternalServerError)
-		return
-	}
-	b = append(b, '\n')
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	w.Write(b)
-}
-
-func writeError(w http.ResponseWriter, status int, code protocol.ErrorCode, msg string) {
-	writeJSON(w, status, protocol.ErrorBody{Error: protocol.ErrorDetail{Code: code, Message: msg}})
-}
+// writeJSON and writeError answer as the service does.
+var (
+	writeJSON  = hub.WriteJSON
+	writeError = hub.WriteError
+)
 
 // internal answers a failure of the server's own and logs it.
 func (d *Dashboard) internal(w http.ResponseWriter, what string, err error) {
-	if r := strings.TrimSpace(err.Error()); r != "" {
-		d.log.Error(what, "err", r)
-	}
+	d.log.Error(what, "err", err)
 	writeError(w, http.StatusInternalServerError, protocol.CodeInternal, what+" failed; see the log")
 }

@@ -280,3 +280,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, status int, code protocol.ErrorCode, msg string) {
 	writeJSON(w, status, protocol.ErrorBody{Error: protocol.ErrorDetail{Code: code, Message: msg}})
 }
+
+// WriteJSON writes v as the service's JSON answer with status: for the
+// handlers added with Config.Routes.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// WriteError writes the service's JSON error answer.
+func WriteError(w http.ResponseWriter, status int, code protocol.ErrorCode, msg string) {
+	writeError(w, status, code, msg)
+}
