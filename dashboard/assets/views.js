@@ -5,7 +5,7 @@
 import { el, table, row, when, timeLeft, badge, paths, clean } from './dom.js';
 
 /** Most rows one table draws. */
-export const ROWS = 200;
+export const ROWS = 100;
 
 /**
  * @typedef {import('./model.js').Model} Model
