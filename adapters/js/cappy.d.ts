@@ -131,6 +131,8 @@ export class Op {
   emit(event: string, payload?: Record<string, unknown>, opts?: EmitOptions): boolean;
   /** The summary sent with completed (a plain object, at most 64 KiB of JSON). */
   summary(value: Record<string, unknown>): void;
+  /** Resolves once the send buffer holds at most maxBytes (default 256 KiB): await it in a loop that emits many events. */
+  drain(maxBytes?: number): Promise<void>;
   /** Asks for an extra frame now, named by reason. */
   frame(reason?: string): void;
 }

@@ -276,6 +276,19 @@ function failureOf(err, fallback = Code.ADAPTER_ERROR) {
   return { code: fallback, message };
 }
 
+/** Resolves in a new task (without setTimeout's clamping where the platform allows). */
+function yieldTask() {
+  if (typeof setImmediate === 'function') return new Promise((r) => setImmediate(r));
+  if (typeof MessageChannel === 'function') {
+    return new Promise((r) => {
+      const c = new MessageChannel();
+      c.port1.onmessage = () => { c.port1.close(); r(); };
+      c.port2.postMessage(0);
+    });
+  }
+  return new Promise((r) => setTimeout(r, 0));
+}
+
 const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
 /**
@@ -377,6 +390,14 @@ export class Op {
     if (byteLength(JSON.stringify(value)) > MAX_SUMMARY_BYTES) throw new TypeError(`cappy: summary is more than the ${MAX_SUMMARY_BYTES} bytes the controller keeps`);
     this.summaryValue = value;
   }
+
+  /**
+   * Resolves once the connection's send buffer holds at most maxBytes
+   * (default 256 KiB): a loop emitting many events awaits it now and then,
+   * so they do not pile up unsent (ahead of the pongs that keep the
+   * adapter alive).
+   */
+  drain(maxBytes = 256 << 10) { return this.#session.drain(maxBytes); }
 
   /** Asks for an extra frame now (frames only), named by reason (e.g. an event). */
   frame(reason) { this.#session.extraFrame(this, reason); }
@@ -602,6 +623,16 @@ export class Cappy {
   }
 
   #send(m) { return this.sendText(JSON.stringify(m)); }
+
+  /** @internal Waits until the socket's send buffer is at most maxBytes (or the socket is gone). */
+  async drain(maxBytes) {
+    await yieldTask(); // a task boundary: the messages that arrived meanwhile (pings) are handled
+    for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+      const ws = this.#ws;
+      if (!ws || ws.readyState !== 1 || !(ws.bufferedAmount > maxBytes)) return;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 
   #receive(data) {
     if (typeof data !== 'string') { this.#log.warn('cappy: ignoring a binary frame'); return; }

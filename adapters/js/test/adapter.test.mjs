@@ -252,3 +252,21 @@ test('events: invalid events are refused by emit, not sent', async () => {
   assert.deepEqual(got, Array(6).fill('refused'));
   assert.deepEqual(run.timeline.map((e) => e.event), ['LATER']);
 });
+
+test('drain: a long burst of events arrives whole, in order', async () => {
+  const g = await connected(newGame());
+  const n = 20000;
+  g.cappy.scenario('burst', {}, async (op) => {
+    for (let i = 0; i < n; i++) {
+      op.emit('B', { i }, { t: i / 10 });
+      if (i % 500 === 499) await op.drain();
+    }
+  });
+  await waitFor('the registry', async () => (await ctl.call('list_scenarios')).scenarios.some((s) => s.id === 'burst'));
+  const run = await ctl.call('run_scenario', { scenario: 'burst' });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.equal(run.events, n);
+  assert.deepEqual(run.timeline.at(-1).payload, { i: n - 1 });
+  const page = await ctl.call('get_capture', { op: run.op, afterSeq: 12345, limit: 3 });
+  assert.deepEqual(page.page.map((e) => e.payload.i), [12345, 12346, 12347]);
+});
