@@ -149,6 +149,8 @@ export interface Hooks {
   record?(op: Op): RecordingResult | Promise<RecordingResult>;
   /** Play a replay this game recorded: data is checked against its SHA-256. */
   replay?(op: Op, data: Uint8Array, info: { kind: string; format?: string; sha256: string }): unknown;
+  /** The operation's presented clock in ms since it started (default: performance.now() since started); frames are stamped with it. */
+  now?(op: Op): number;
   /** Extra checks before ready; throw a CappyFailure to refuse. */
   validate?(op: Op): unknown;
 }
@@ -170,7 +172,7 @@ export interface CappyOptions {
   token?: string;
   /** Default: globalThis.WebSocket, else the "ws" package. */
   WebSocket?: unknown;
-  /** Connect again after a lost connection (default: in browsers). */
+  /** Connect again, with backoff, after a failed or lost connection, unless refused (default: in browsers). */
   reconnect?: boolean;
   /** In browsers: an uncaught error during an operation fails it (default true). */
   catchGlobalErrors?: boolean;

@@ -344,8 +344,18 @@ export class Op {
   /** Whether the operation no longer takes events (cancelled, lost, or over). */
   get closed() { return this.#finished || this.#abort.signal.aborted; }
 
-  /** Presented milliseconds since the operation started (performance.now()). */
-  now() { return this.startedAt ? Math.max(0, clock() - this.startedAt) : 0; }
+  /**
+   * Presented milliseconds since the operation started: the game's
+   * hooks.now(op) when it has one (its own presented clock, e.g.
+   * simT / timeScale), else performance.now() since started. Frames and
+   * events without a t are stamped with it.
+   */
+  now() {
+    if (!this.startedAt) return 0;
+    const h = this.#session.nowHook;
+    const v = h ? h(this) : undefined;
+    return Math.max(0, typeof v === 'number' && Number.isFinite(v) ? v : clock() - this.startedAt);
+  }
 
   /**
    * Sends one event. t is presented ms since the operation started: by
@@ -489,7 +499,7 @@ export class Cappy {
     return this;
   }
 
-  /** Sets hooks: timeScale(scale, op), camera(name, op), record(op), replay(op, data), validate(op). */
+  /** Sets hooks: timeScale(scale, op), camera(name, op), record(op), replay(op, data), validate(op), now(op). */
   hooks(h) { Object.assign(this.#o.hooks, h); return this; }
 
   /**
@@ -502,6 +512,9 @@ export class Cappy {
     this.#frameSource = typeof source.capture === 'function' ? { capture: source.capture } : { canvas: source };
     return this;
   }
+
+  /** @internal The game's presented clock, if it gave one. */
+  get nowHook() { return this.#o.hooks.now; }
 
   /** Tells the library a frame was just drawn: a due frame is read now, while the drawing buffer holds it. */
   drawn() { this.#frames?.drawn(); }
@@ -555,16 +568,17 @@ export class Cappy {
     const WS = this.#o.WebSocket || (await defaultWebSocket());
     const ws = new WS(endpoint);
     this.#ws = ws;
-    const helloTimer = setTimeout(() => {
-      if (!this.#welcomed && this.#ws === ws) {
-        this.#connectFailed(new Error('cappy: no welcome from the controller within 10 s'));
-        ws.close(1000, 'no welcome');
-      }
-    }, 10000);
+    let helloTimer;
     // Read from the moment the socket opens: a request right behind the
     // welcome is queued, never dropped.
     ws.onmessage = (e) => this.#receive(e.data);
     ws.onopen = () => {
+      helloTimer = setTimeout(() => {
+        if (!this.#welcomed && this.#ws === ws) {
+          this.#connectFailed(new Error('no welcome from the controller within 10 s'));
+          ws.close(1000, 'no welcome');
+        }
+      }, 10000);
       const hello = {
         type: 'hello', protocol: { min: PROTOCOL_VERSION, max: PROTOCOL_VERSION }, token,
         adapter: this.#o.adapter || { name: 'crosscode-js-adapter', version: VERSION },
@@ -588,7 +602,6 @@ export class Cappy {
   }
 
   #lost(code, reason) {
-    const wasWelcomed = this.#welcomed;
     this.#welcomed = false;
     this.#ws = null;
     this.#queue.length = 0;
@@ -602,7 +615,9 @@ export class Cappy {
     this.#log.debug?.(`cappy: connection closed (${code} ${reason || ''})`);
     if (this.#connectWaiters) this.#connectFailed(new Error(`cappy: connection closed before welcome (${code} ${reason || ''})`.trim()));
     const reconnect = this.#o.reconnect ?? typeof window !== 'undefined';
-    if (this.#closing || !wasWelcomed || !reconnect || this.#rejected) {
+    // In a browser the page stays: it connects again, also when its first
+    // attempt failed (a controller slow to answer), but not once refused.
+    if (this.#closing || !reconnect || this.#rejected) {
       if (this.#closing) this.#closedResolve();
       return;
     }

@@ -173,8 +173,14 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		cancel()
 		return fmt.Errorf("browser: %w", err)
 	}
-	// The first Run starts the browser (with a blank page) and attaches.
-	if err := chromedp.Do(tctx); err != nil {
+	// The first Run starts the browser (with a blank page) and attaches,
+	// within browserStartWait.
+	slow := time.AfterFunc(browserStartWait, cancel)
+	err = chromedp.Do(tctx)
+	if !slow.Stop() {
+		err = fmt.Errorf("it did not start within %s", browserStartWait)
+	}
+	if err != nil {
 		cancel()
 		b.logf("--- browser did not start: %v", err)
 		return fmt.Errorf("launch browser %s: %w", exe, err)
@@ -283,6 +289,9 @@ func waitHTTP(u string, d time.Duration, server *Launcher) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// browserStartWait bounds the browser's start, before the page opens.
+const browserStartWait = 30 * time.Second
 
 // maxConsoleLine caps one console line in the log.
 const maxConsoleLine = 4 << 10

@@ -18,6 +18,7 @@ const AUTOPILOT = params.get('autopilot') === '1'; // freeform play by a bot (CI
 let run = null;
 let timeScale = 1;
 let acc = 0;
+let presented = 0; // the running operation's presented ms
 
 function startRun(sim, input, op, maxTicks = Infinity) {
   run = { sim, input, op, maxTicks, inputs: [], stopping: false, ended: null };
@@ -76,7 +77,13 @@ const cappy = new Cappy({
   cameras: ['follow', 'overview'],
   logger: console,
   hooks: {
-    timeScale(s) { timeScale = s; },
+    // The presented clock of an operation: its simulation time shown at
+    // timeScale, so frames line up with the events (t = simT / timeScale).
+    now(op) {
+      if (run?.op === op) presented = (run.sim.simT + acc) / timeScale;
+      return presented;
+    },
+    timeScale(s) { timeScale = s; presented = 0; },
     camera(name) { useCamera(name ?? 'follow'); },
     async record(op) {
       const seed = (Math.random() * 2 ** 31) >>> 0;
@@ -181,6 +188,7 @@ const game = new Phaser.Game({
   height: HEIGHT,
   backgroundColor: '#10161d',
   banner: false,
+  fps: { limit: 30 }, // the simulation keeps its own fixed ticks; 30 drawn frames a second spare a CPU-rendered browser
   scene: {
     create() {
       scene = this;
@@ -190,7 +198,7 @@ const game = new Phaser.Game({
       useCamera('follow');
       idle();
       cappy.frames(game.canvas);
-      cappy.connect().catch((e) => console.error(`cappy: ${e.message}`));
+      cappy.connect().catch((e) => console.warn(e.message)); // it connects again by itself
     },
     update(_, delta) {
       advance(Math.min(delta, 250));
