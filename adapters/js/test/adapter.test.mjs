@@ -6,6 +6,7 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cappy, CappyFailure, RejectError, Code, Capability, sha256Hex } from '../cappy.js';
 import { startController, waitFor } from './controller.mjs';
+import { deflateSync } from 'node:zlib';
 
 let ctl;
 const adapters = [];
@@ -269,4 +270,62 @@ test('drain: a long burst of events arrives whole, in order', async () => {
   assert.deepEqual(run.timeline.at(-1).payload, { i: n - 1 });
   const page = await ctl.call('get_capture', { op: run.op, afterSeq: 12345, limit: 3 });
   assert.deepEqual(page.page.map((e) => e.payload.i), [12345, 12346, 12347]);
+});
+
+// A PNG of w x h pixels (RGB, a gradient with a moving bar), made here.
+function png(w, h, phase) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => { let c = n; for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1; return c >>> 0; });
+  const crc = (b) => { let c = 0xffffffff; for (const x of b) c = crcTable[(c ^ x) & 0xff] ^ (c >>> 8); return (c ^ 0xffffffff) >>> 0; };
+  const chunk = (type, data) => {
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    out.write(type, 4, 'latin1');
+    data.copy(out, 8);
+    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
+    return out;
+  };
+  const raw = Buffer.alloc((w * 3 + 1) * h);
+  for (let y = 0; y < h; y++) {
+    raw[y * (w * 3 + 1)] = 0;
+    for (let x = 0; x < w; x++) {
+      const i = y * (w * 3 + 1) + 1 + x * 3;
+      const bar = Math.abs(x - (phase % w)) < 4;
+      raw[i] = bar ? 255 : (x * 4) & 255; raw[i + 1] = (y * 6) & 255; raw[i + 2] = bar ? 0 : 128;
+    }
+  }
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4); ihdr[8] = 8; ihdr[9] = 2;
+  return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]));
+}
+
+test('frames: captured at the asked rate on the operation\'s clock, stored, and shown to the agent', async () => {
+  const asked = [];
+  let n = 0;
+  const g = newGame();
+  g.cappy.frames({ capture(req) { asked.push(req); n++; return { mime: 'image/png', width: 96, height: 60, data: png(96, 60, n * 9) }; } });
+  await connected(g);
+  assert.ok((await ctl.call('capture_status')).adapter.capabilities.includes(Capability.FRAMES));
+  g.cappy.scenario('show', {}, async (op) => {
+    for (let i = 0; i < 8; i++) {
+      op.emit('STEP', { i });
+      if (i === 4) op.frame('STEP');
+      await sleep(200);
+    }
+  });
+  await waitFor('the registry', async () => (await ctl.call('list_scenarios')).scenarios.some((s) => s.id === 'show'));
+  const run = await ctl.call('run_scenario', { scenario: 'show', frames: 4 });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.ok(run.frames.stored >= 5 && run.frames.stored <= 9, JSON.stringify(run.frames));
+  assert.deepEqual(run.frames.dropped, {});
+  assert.equal(asked[0].maxWidth, 640);
+  assert.ok(asked[0].formats.includes('image/png'));
+  const shown = await ctl.callRaw('get_capture', { op: run.op, keyframes: 3 });
+  const images = shown.content.filter((c) => c.type === 'image');
+  assert.equal(images.length, 3, JSON.stringify(shown.out.picturesLeftOut ?? shown.out));
+  for (const img of images) assert.ok(['image/png', 'image/jpeg'].includes(img.mimeType) && img.data.length > 100);
+  // Without frames asked, none are sent.
+  const before = n;
+  const none = await ctl.call('run_scenario', { scenario: 'count', frames: 0 });
+  assert.equal(none.status, 'completed');
+  assert.equal(n, before);
 });
