@@ -46,7 +46,7 @@ func (o *getCaptureOut) Failed() bool { return o.waited && o.OpView.Failed() }
 // GetCapture is the get_capture tool.
 func GetCapture(s *cappy.Service) tools.Tool {
 	return tools.New[getCaptureIn, getCaptureOut](Toolset, "get_capture", "Get capture",
-		"An operation's outcome and its events, paged and filtered by event name and t. With waitSeconds, waits for a running operation first.",
+		"An operation's outcome and its events, paged and filtered by event name and t, and what it looked like: pictures of its frames (the frame at named events or at given t, or evenly spaced) and a labelled contact sheet, as image content within a byte budget, and on request an MP4 with the events as subtitles. With waitSeconds, waits for a running operation first.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
 			waited := false

@@ -39,7 +39,7 @@ type replayOut struct {
 // Replay is the replay tool.
 func Replay(s *cappy.Service, v Validations) tools.Tool {
 	return tools.New[replayIn, replayOut](Toolset, "replay", "Replay",
-		"Play a recording back, optionally at another timeScale or camera, and report the first divergence from the recording's event timeline (event, payload, or t beyond a tolerance).",
+		"Play a recording back, optionally at another timeScale or camera, and report the first divergence from the recording's event timeline (event, payload, or t beyond a tolerance) and, with frames, the first moment its picture differs from the recording's at the same simulation time.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in replayIn) (*replayOut, error) {
 			rec, err := s.Store.Capture(ctx, in.Op)

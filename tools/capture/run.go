@@ -47,7 +47,7 @@ func presentation(s *cappy.Service, preset string, p protocol.Presentation) (pro
 // RunScenario is the run_scenario tool.
 func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 	return tools.New[runScenarioIn, OpView](Toolset, "run_scenario", "Run scenario",
-		"Play an authored scenario of the game with parameters and get its outcome and event timeline. Launches the game if needed; waits at most waitSeconds, then answers running (get_capture waits again).",
+		"Play an authored scenario of the game with parameters and get its outcome, event timeline and, when the game sends frames, a contact sheet of what it showed. Launches the game if needed; waits at most waitSeconds, then answers running (get_capture waits again).",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in runScenarioIn) (*OpView, error) {
 			if in.Scenario == "" {
