@@ -60,7 +60,7 @@ func seed(t testing.TB, s *service) *team {
 func open(t *testing.T, b *browsertest.Browser, url, token string) {
 	t.Helper()
 	b.Must(chromedp.Navigate(url))
-	b.WaitTrue(10*time.Second, `!document.getElementById('login').hidden`)
+	b.WaitTrue(wait, `!document.getElementById('login').hidden`)
 	b.Must(chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#login-form button")))
 }
 
@@ -68,7 +68,7 @@ func open(t *testing.T, b *browsertest.Browser, url, token string) {
 func view(t *testing.T, b *browsertest.Browser, key, name string) {
 	t.Helper()
 	b.Must(chromedp.KeyEvent(key))
-	b.WaitTrue(5*time.Second, fmt.Sprintf(`location.hash === '#%s' && document.querySelector('a[data-view=%q]').getAttribute('aria-current') === 'page' && dashboardStats.draws.at(-1).view === %[1]q`, name, name))
+	b.WaitTrue(wait, fmt.Sprintf(`location.hash === '#%s' && document.querySelector('a[data-view=%q]').getAttribute('aria-current') === 'page' && dashboardStats.draws.at(-1).view === %[1]q`, name, name))
 }
 
 // mainText is the text of the main area.
@@ -95,7 +95,7 @@ func TestServiceDashboard(t *testing.T) {
 	shots := browsertest.ArtifactDir(t)
 
 	open(t, b, s.URL+"/", s.Token)
-	b.WaitTrue(10*time.Second, `document.querySelector('#live').dataset.state === 'live'`)
+	b.WaitTrue(wait, `document.querySelector('#live').dataset.state === 'live'`)
 	if got := browsertest.Eval[string](b, `sessionStorage.getItem('crosscode.token')`); got != s.Token {
 		t.Errorf("token in sessionStorage = %q, want the token", got)
 	}
@@ -104,13 +104,13 @@ func TestServiceDashboard(t *testing.T) {
 	}
 
 	// Agents.
-	b.WaitTrue(5*time.Second, `document.querySelectorAll('tr[data-replica]').length === 3`)
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-replica]').length === 3`)
 	wantText(t, mainText(b), "alice@studio.dev", "claude-code", "codex", "cursor", "sref_rep-alice", "idle", "online")
 	b.Screenshot(shots, "agents")
 
 	// Claims and intents.
 	view(t, b, "2", "claims")
-	b.WaitTrue(5*time.Second, `document.querySelectorAll('tr[data-claim]').length === 2`)
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-claim]').length === 2`)
 	wantText(t, mainText(b), "src/physics/**", "exclusive", "shared", "rewriting the physics step", "make the jump feel snappier", "levels/level3.tscn")
 	// Carol accepted bob's handoff (it moved no claims); bob still holds his.
 	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-bob-ui"]').innerText`), "bob@studio.dev", "src/ui/*.gd", "assets/ui/**")
@@ -139,7 +139,7 @@ func TestServiceDashboard(t *testing.T) {
 	wantText(t, mainText(b), "claim.created", "handoff.responded", "transaction.created", "HUD: move the score panel")
 	// The feed's kind filter hides what is unticked.
 	b.Must(chromedp.Click(chromedp.CSS("#kind-claim")))
-	b.WaitTrue(5*time.Second, `![...document.querySelectorAll('#main td')].some((td) => td.innerText === 'claim.created')`)
+	b.WaitTrue(wait, `![...document.querySelectorAll('#main td')].some((td) => td.innerText === 'claim.created')`)
 	b.Must(chromedp.Click(chromedp.CSS("#kind-claim")))
 	b.Screenshot(shots, "feed")
 
@@ -150,18 +150,18 @@ func TestServiceDashboard(t *testing.T) {
 	late := tm.carol.claim("clm-carol-late", true, "checkpoint placement", "levels/level3.tscn")
 	start := time.Now()
 	s.ingest(t, late)
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-claim="clm-carol-late"]') !== null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-carol-late"]') !== null`)
 	t.Logf("a claim ingested later was drawn %v after its ingest was sent", time.Since(start).Round(time.Millisecond))
 	if !browsertest.Eval[bool](b, `window.sameDocument === true`) {
 		t.Error("the page reloaded to show the new claim")
 	}
 	s.ingest(t, tm.carol.release(late))
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-claim="clm-carol-late"]') === null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-carol-late"]') === null`)
 
 	// Presence changes show.
 	view(t, b, "1", "agents")
 	s.presence(t, tm.bob, protocol.PresenceOffline)
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-replica="rep-bob"]').dataset.status === 'offline'`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-replica="rep-bob"]').dataset.status === 'offline'`)
 
 	// Dark.
 	b.ColorScheme("dark")
@@ -200,7 +200,7 @@ func TestHostileText(t *testing.T) {
 	b := browsertest.New(t, 1280, 900)
 	shots := browsertest.ArtifactDir(t)
 	open(t, b, s.URL+"/", s.Token)
-	b.WaitTrue(10*time.Second, `document.querySelector('#live').dataset.state === 'live'`)
+	b.WaitTrue(wait, `document.querySelector('#live').dataset.state === 'live'`)
 	check := func(name string, want ...string) {
 		t.Helper()
 		got := mainText(b)
@@ -242,7 +242,7 @@ func TestBadToken(t *testing.T) {
 	seed(t, s)
 	b := browsertest.New(t, 1280, 800)
 	open(t, b, s.URL+"/", "not-a-real-token")
-	b.WaitTrue(10*time.Second, `!document.getElementById('error').hidden`)
+	b.WaitTrue(wait, `!document.getElementById('error').hidden`)
 	wantText(t, browsertest.Eval[string](b, `document.getElementById('error').innerText`), "UNAUTHENTICATED")
 	body := browsertest.Eval[string](b, `document.body.innerText`)
 	for _, leak := range []string{"alice@studio.dev", "src/physics", "Jump feels floaty"} {
@@ -260,7 +260,7 @@ func TestBadToken(t *testing.T) {
 	b.Screenshot(browsertest.ArtifactDir(t), "bad-token")
 	// A good token then works in the same tab.
 	b.Must(chromedp.SendKeys(chromedp.CSS("#token"), s.Token), chromedp.Click(chromedp.CSS("#login-form button")))
-	b.WaitTrue(10*time.Second, `document.querySelectorAll('tr[data-replica]').length === 3 && document.getElementById('error').hidden`)
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-replica]').length === 3 && document.getElementById('error').hidden`)
 	if errs := b.Errors(regexp.MustCompile(`401|Unauthorized`)); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

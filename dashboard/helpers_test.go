@@ -209,3 +209,7 @@ func get(url, token string) (int, []byte, http.Header, error) {
 	}
 	return res.StatusCode, b, res.Header, err
 }
+
+// wait bounds every wait for the page: generous, since CI machines may be
+// loaded; a wait ends as soon as its condition holds.
+const wait = 60 * time.Second

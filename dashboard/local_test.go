@@ -165,7 +165,7 @@ func writePNG(t testing.TB, path string, c color.RGBA) {
 }
 
 // noRedirect is a client that shows redirects instead of following them.
-var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: wait}
 
 func status(t *testing.T, req *http.Request) (int, string) {
 	t.Helper()
@@ -280,7 +280,7 @@ func TestLocalDashboard(t *testing.T) {
 	b := browsertest.New(t, 1280, 900)
 	shots := browsertest.ArtifactDir(t)
 	b.Must(chromedp.Navigate(d.URL))
-	b.WaitTrue(10*time.Second, `document.querySelector('#live').dataset.state === 'live'`)
+	b.WaitTrue(wait, `document.querySelector('#live').dataset.state === 'live'`)
 	if loc := browsertest.Eval[string](b, `location.href`); strings.Contains(loc, "secret") {
 		t.Errorf("the secret stayed in the address bar: %s", loc)
 	}
@@ -296,18 +296,18 @@ func TestLocalDashboard(t *testing.T) {
 	if !browsertest.Eval[bool](b, `document.getElementById('login').hidden && document.getElementById('signout').hidden`) {
 		t.Error("the local page asks for a token")
 	}
-	b.WaitTrue(5*time.Second, `document.querySelectorAll('tr[data-replica]').length === 2`)
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-replica]').length === 2`)
 
 	// An agent claims, another is denied: both show, live.
 	view(t, b, "2", "claims")
-	b.WaitTrue(5*time.Second, `document.querySelector('tr[data-claim="clm-alice"]') !== null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-alice"]') !== null`)
 	d.ingest(t, bob.claim("clm-bob", false, "tune gravity", "src/physics/gravity.gd"))
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-denied="clm-bob"]') !== null`)
-	b.WaitTrue(5*time.Second, `document.querySelector('tr[data-claim="clm-bob"]') === null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-denied="clm-bob"]') !== null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-bob"]') === null`)
 	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-alice"]').innerText`), "1 (bob@studio.dev)")
 	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-denied="clm-bob"]').innerText`), "bob@studio.dev", "src/physics/gravity.gd", "alice@studio.dev (exclusive)")
 	d.ingest(t, bob.claim("clm-bob-ui", false, "HUD", "src/ui/**"))
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-claim="clm-bob-ui"]') !== null`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-bob-ui"]') !== null`)
 	b.Screenshot(shots, "claims")
 	if os.Getenv("CROSSCODE_UPDATE_SCREENSHOT") != "" {
 		writeREADMEShot(t, b)
@@ -316,15 +316,15 @@ func TestLocalDashboard(t *testing.T) {
 	// Presence an agent process writes shows too.
 	view(t, b, "1", "agents")
 	d.presence(t, bob, protocol.PresenceIdle)
-	b.WaitTrue(10*time.Second, `document.querySelector('tr[data-replica="rep-bob"]').dataset.status === 'idle'`)
+	b.WaitTrue(wait, `document.querySelector('tr[data-replica="rep-bob"]').dataset.status === 'idle'`)
 
 	// Captures: the list, the timeline, the frames, the video.
 	view(t, b, "7", "captures")
-	b.WaitTrue(10*time.Second, `document.querySelector('button[data-op="op_jump1"]') !== null`)
+	b.WaitTrue(wait, `document.querySelector('button[data-op="op_jump1"]') !== null`)
 	b.Must(chromedp.Click(chromedp.CSS(`button[data-op="op_jump1"]`)))
-	b.WaitTrue(10*time.Second, `document.querySelectorAll('tr[data-event-seq]').length === 5`)
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-event-seq]').length === 5`)
 	wantText(t, mainText(b), "jump_height", "PLAYER_JUMP", "<img src=x onerror=window.pwned=1>", `{"height":1}`)
-	b.WaitTrue(10*time.Second, `[...document.querySelectorAll('.frames img')].filter((i) => i.complete && i.naturalWidth === 160).length === 3`)
+	b.WaitTrue(wait, `[...document.querySelectorAll('.frames img')].filter((i) => i.complete && i.naturalWidth === 160).length === 3`)
 	if p := browsertest.Eval[any](b, `window.pwned ?? null`); p != nil {
 		t.Errorf("game text ran: %v", p)
 	}

@@ -86,14 +86,14 @@ func TestDashboardLocalMode(t *testing.T) {
 	}
 	b := browsertest.New(t, 1280, 800)
 	b.Must(chromedp.Navigate(url))
-	b.WaitTrue(20*time.Second, `document.querySelector('#live').dataset.state === 'live'`)
+	b.WaitTrue(wait, `document.querySelector('#live').dataset.state === 'live'`)
 	b.Must(chromedp.KeyEvent("2"))
-	b.WaitTrue(20*time.Second, `[...document.querySelectorAll('tr[data-claim]')].some((tr) => tr.innerText.includes('src/game/**') && tr.innerText.includes('boss fight'))`)
+	b.WaitTrue(wait, `[...document.querySelectorAll('tr[data-claim]')].some((tr) => tr.innerText.includes('src/game/**') && tr.innerText.includes('boss fight'))`)
 	// And one made while the page is open arrives without a reload.
 	if got := ada.call("claim", map[string]any{"patterns": []string{"assets/boss/*.png"}, "reason": "boss sprites"}); got["status"] != "granted" {
 		t.Fatalf("claim: %v", got)
 	}
-	b.WaitTrue(20*time.Second, `[...document.querySelectorAll('tr[data-claim]')].some((tr) => tr.innerText.includes('assets/boss/*.png'))`)
+	b.WaitTrue(wait, `[...document.querySelectorAll('tr[data-claim]')].some((tr) => tr.innerText.includes('assets/boss/*.png'))`)
 	b.Screenshot(browsertest.ArtifactDir(t), "local-claims")
 
 	// The secret worked once; the URL is now worthless.
@@ -128,3 +128,6 @@ func TestDashboardRefusesOtherAddresses(t *testing.T) {
 		}
 	}
 }
+
+// wait bounds every wait for the page (it ends as soon as its condition holds).
+const wait = 60 * time.Second

@@ -93,10 +93,10 @@ func (b *Browser) Do(d time.Duration, steps ...chromedp.Action[chromedp.Void]) e
 	return chromedp.Do(ctx, steps...)
 }
 
-// Must runs steps within 20 s and fails the test on an error.
+// Must runs steps within 60 s and fails the test on an error.
 func (b *Browser) Must(steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := b.Do(20*time.Second, steps...); err != nil {
+	if err := b.Do(60*time.Second, steps...); err != nil {
 		b.t.Fatalf("browser: %v\nconsole:\n%s", err, b.ConsoleText())
 	}
 }
@@ -105,7 +105,7 @@ func (b *Browser) Must(steps ...chromedp.Action[chromedp.Void]) {
 // chromedp.EvalAwaitPromise, a promise's).
 func Eval[T any](b *Browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 60*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
