@@ -482,7 +482,7 @@ func TestProbeMisbehaviour(t *testing.T) {
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	peer, hello, sc := connect(t, ctx, project(t, g, "adapters/godot/testdata/probe"), nil)
-	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 4 {
+	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 5 {
 		t.Fatalf("hello %+v, registry %+v", hello, sc)
 	}
 	for i, wait := range []bool{true, false} {
@@ -494,6 +494,14 @@ func TestProbeMisbehaviour(t *testing.T) {
 	}
 	send(t, ctx, peer, prepare("req", "required", nil, nil))
 	expectFailed(t, ctx, peer, "req", protocol.CappyInvalidParameters)
+	// The game changing Engine.time_scale at timeScale 0.5 is caught; at
+	// speed 1, where the addon changes nothing, it is the game's business.
+	if _, end := run(t, ctx, peer, "tamper", "tamper", nil, protocol.Presentation{"timeScale": 0.5}); end.Failed == nil || end.Failed.Code != "SIMULATION_CHANGED" {
+		t.Fatalf("tamper at 0.5: %+v", end)
+	}
+	if evs, end := run(t, ctx, peer, "tamper1", "tamper", nil, nil); end.Completed == nil || len(evs) != 1 || string(evs[0].Payload) != `{"simT":133.333,"ticks":60,"timeScale":1.0}` {
+		t.Fatalf("tamper at 1 (the engine restored after the failed one): %+v %v", end, evs)
+	}
 	if evs, end := run(t, ctx, peer, "codec", "codec", nil, nil); end.Completed == nil || len(evs) != 8 {
 		t.Fatalf("codec: %+v, %d kinds", end.Failed, len(evs))
 	}

@@ -15,6 +15,7 @@ func _ready() -> void:
 	Cappy.register_scenario("paused", _paused)
 	Cappy.register_scenario("required", _required, {"level": {"type": "string", "required": true}})
 	Cappy.register_scenario("codec", _codec)
+	Cappy.register_scenario("tamper", _tamper)
 
 
 func _script_error(op: CappyOperation) -> void:
@@ -81,3 +82,15 @@ func _codec(op: CappyOperation) -> void:
 			op.fail("CODEC", "%s came back as %s: %s" % [e.as_text(), back.as_text() if back else "null", wire])
 			return
 		op.emit_event("SAME", {"kind": e.get_class()})
+
+
+# Sets Engine.time_scale itself a few physics frames in: at another
+# timeScale that is no longer the same simulation.
+func _tamper(op: CappyOperation) -> Dictionary:
+	for i in range(3):
+		await get_tree().physics_frame
+	Engine.time_scale = 1.0
+	for i in range(5):
+		await get_tree().physics_frame
+	op.emit_event("DONE", {"timeScale": Engine.time_scale, "ticks": Engine.physics_ticks_per_second})
+	return {}
