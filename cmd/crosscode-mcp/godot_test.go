@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -143,4 +151,90 @@ func TestCaptureWithGodot(t *testing.T) {
 	if st := a.call("capture_status", nil); field(st, "game", "launches") != 2.0 || field(st, "game", "running") != true {
 		t.Fatalf("after the relaunch: %v", st)
 	}
+}
+
+// TestCaptureGodotFrames: the same example with --headless off, under
+// Xvfb with the opengl3 renderer (the launcher's --xvfb stands where a
+// machine with a display would run godot itself): the game advertises
+// frames, a scenario comes back with its contact sheet, get_capture's
+// keyframes show the arena, not a blank image, and a recording's replay at
+// half speed shows the same pictures at the same simulation times.
+func TestCaptureGodotFrames(t *testing.T) {
+	_, repo, config, path := godotArena(t)
+	var cfg map[string]any
+	b, err := os.ReadFile(config)
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	game := cfg["game"].(map[string]any)
+	var cmd []any
+	for _, arg := range game["command"].([]any) {
+		if arg == "--headless" {
+			arg = "--xvfb"
+		}
+		cmd = append(cmd, arg)
+	}
+	if !slices.Contains(cmd, any("--xvfb")) {
+		t.Fatalf("the example's game.command has no --headless to turn off: %v", game["command"])
+	}
+	game["command"] = cmd
+	shown := filepath.Join(t.TempDir(), "capture.json")
+	b, _ = json.Marshal(cfg)
+	if err := os.WriteFile(shown, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", shown}, env: []string{path}})
+	a.call("list_scenarios", nil)
+	if st := a.call("capture_status", nil); !strings.Contains(fmt.Sprint(field(st, "adapter", "capabilities")), "frames") {
+		t.Fatalf("no frames under Xvfb: %v", st)
+	}
+	run, imgs := a.callImages("run_scenario", map[string]any{"scenario": "boss_fight", "parameters": map[string]any{"difficulty": 1}})
+	if run["status"] != "completed" || len(imgs) != 1 || list(run, "pictures")[0]["kind"] != "contact_sheet" || field(run, "frames", "stored").(float64) < 3 {
+		t.Fatalf("boss_fight with frames: %v", run)
+	}
+	got, imgs := a.callImages("get_capture", map[string]any{"op": run["op"], "limit": 1, "keyframes": 3})
+	if len(imgs) != 3 {
+		t.Fatalf("keyframes: %v", got["pictures"])
+	}
+	for i, img := range imgs {
+		data, _ := base64.StdEncoding.DecodeString(img.Data)
+		pic, err := jpeg.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lumaSpread(pic) < 2 {
+			t.Fatalf("keyframe %d is blank", i)
+		}
+	}
+	// A recording with frames and its replay at half speed: the same events
+	// and the same pictures at the same simulation times.
+	rec := a.call("start_recording", nil)
+	time.Sleep(2 * time.Second) // the length of the recording
+	stopped, _ := a.callImages("stop_recording", map[string]any{"op": rec["op"]})
+	slow, _ := a.callImages("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5}})
+	if field(stopped, "frames", "stored").(float64) < 3 || field(slow, "divergence", "identical") != true ||
+		field(slow, "visualDivergence", "identical") != true || field(slow, "visualDivergence", "compared").(float64) < 1 {
+		t.Fatalf("replay at 0.5: recording's frames %v; events %v, pictures %v", stopped["frames"], slow["divergence"], slow["visualDivergence"])
+	}
+}
+
+// lumaSpread is an image's luma standard deviation (0 to 255), from every
+// other pixel.
+func lumaSpread(img image.Image) float64 {
+	r := img.Bounds()
+	var n, sum, sq float64
+	for y := r.Min.Y; y < r.Max.Y; y += 2 {
+		for x := r.Min.X; x < r.Max.X; x += 2 {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			l := (0.299*float64(cr) + 0.587*float64(cg) + 0.114*float64(cb)) / 257
+			n++
+			sum += l
+			sq += l * l
+		}
+	}
+	mean := sum / n
+	return math.Sqrt(max(sq/n-mean*mean, 0))
 }
