@@ -519,7 +519,7 @@ func TestProbeMisbehaviour(t *testing.T) {
 	expect(t, ctx, peer, "started", "p")
 	expect(t, ctx, peer, "event", "p")
 	send(t, ctx, peer, protocol.ListScenarios{Type: "list_scenarios"}, protocol.Ping{Type: "ping", Nonce: "paused"})
-	for _, typ := range []string{"pong", "scenarios"} {
+	for _, typ := range []string{"scenarios", "pong"} {
 		m := expect(t, ctx, peer, typ, "")
 		if typ == "pong" && m.Pong.Nonce != "paused" {
 			t.Fatalf("pong: %+v", m.Pong)
@@ -558,7 +558,7 @@ func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 // waitGone waits until no process of the group is left.
 func waitGone(t *testing.T, pgid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for groupAlive(pgid) {
 		if time.Now().After(deadline) {
 			out, _ := exec.Command("ps", "-o", "pid,pgid,comm", "-g", strconv.Itoa(pgid)).CombinedOutput()
@@ -619,5 +619,73 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	if strings.Contains(string(mounts), g.Tree) {
 		t.Fatalf("mounts of the tree left behind:\n%s", mounts)
+	}
+}
+
+// TestHandshakeWhileTheMainThreadStalls: the registry answers welcome from
+// the connection's thread, so a first frame that blocks the main thread
+// (here for 8 s, past the controller's liveness limit) does not hold the
+// handshake back.
+func TestHandshakeWhileTheMainThreadStalls(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrl.Close()
+	gm := launch(t, g, project(t, g, "adapters/godot/testdata/probe"), ctrl.Endpoint, ctrl.Token, map[string]string{"PROBE_STALL_MS": "8000"})
+	peer, err := ctrl.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	if _, sc, err := peer.Handshake(ctx, ctrl.Token); err != nil || len(sc.Scenarios) == 0 {
+		t.Fatalf("handshake: %v %+v", err, sc)
+	}
+	send(t, ctx, peer, protocol.ListScenarios{Type: "list_scenarios"}, protocol.Ping{Type: "ping", Nonce: "stalled"})
+	expect(t, ctx, peer, "scenarios", "")
+	expect(t, ctx, peer, "pong", "")
+	if log := gm.l.Tail(64 << 10); strings.Contains(log, "STALL_OVER") {
+		t.Fatalf("the handshake waited for the stalled main thread:\n%s", log)
+	}
+	// The stall does end, and the log shows it (so the check above can fail).
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(gm.l.Tail(64<<10), "STALL_OVER"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stall never ended in the game's log")
+		}
+	}
+}
+
+// TestGameQuitsWithTheController: when the controller's connection ends,
+// normally or because the controller died, the game quits (a game the
+// controller launched never outlives it).
+func TestGameQuitsWithTheController(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrl.Close()
+	dir := project(t, g, "examples/godot-arena")
+	for _, how := range []string{"close", "drop"} {
+		gm := launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil)
+		peer, err := ctrl.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := peer.Handshake(ctx, ctrl.Token); err != nil {
+			t.Fatal(err)
+		}
+		if how == "close" {
+			peer.Close()
+		} else {
+			peer.Conn.CloseNow() // as when the controller's process dies
+		}
+		pgid := gm.l.Info().PID
+		waitGone(t, pgid, "after the controller's "+how)
 	}
 }

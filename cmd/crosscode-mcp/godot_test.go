@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,29 @@ func godotArena(t *testing.T) (g sysdeps.Godot, repo, config, path string) {
 	config = filepath.Join(repo, "examples", "godot-arena", ".crosscode", "capture.json")
 	path = "PATH=" + g.BinDir(t) + string(os.PathListSeparator) + os.Getenv("PATH")
 	return g, repo, config, path
+}
+
+// launchGodot launches the game with list_scenarios and returns its
+// answer. On a machine this busy Godot may take longer than the launch
+// timeout (30 s) to shake hands; the game keeps starting and the next call
+// waits for it again, so a launch that timed out is asked again, for up to
+// two minutes.
+func launchGodot(t *testing.T, a *agent) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+		out, toolErr, err := callTool(ctx, a.c, "list_scenarios", nil)
+		cancel()
+		switch {
+		case err != nil:
+			t.Fatalf("list_scenarios: %v\n%s", err, a.stderr.String())
+		case toolErr == "":
+			return out
+		case !strings.Contains(toolErr, "did not connect within") || time.Now().After(deadline):
+			t.Fatalf("list_scenarios: %s", toolErr)
+		}
+		t.Logf("the game is slow to start, asking again: %s", toolErr)
+	}
 }
 
 // groupAlive reports whether any process of process group pgid is alive.
@@ -74,7 +98,7 @@ func TestCaptureWithGodot(t *testing.T) {
 	if st := a.call("capture_status", nil); st["adapter"] != nil || field(st, "game", "running") == true {
 		t.Fatalf("before launch: %v", st)
 	}
-	sc := a.call("list_scenarios", nil)
+	sc := launchGodot(t, a)
 	if sc["game"] != "godot-arena" || len(sc["scenarios"].([]any)) != 4 {
 		t.Fatalf("list_scenarios: %v", sc)
 	}
@@ -144,6 +168,7 @@ func TestCaptureWithGodot(t *testing.T) {
 		return field(st, "game", "running") == false && st["adapter"] == nil
 	})
 	waitFor(t, "no process of the killed launch left", func() bool { return !groupAlive(pgid) })
+	launchGodot(t, a) // the next call relaunches the game
 	changed := a.call("replay", map[string]any{"op": rec["op"]})
 	if field(changed, "divergence", "identical") != false || field(changed, "divergence", "field") != "payload" {
 		t.Fatalf("replay after the code changed: %v", changed)
@@ -187,7 +212,7 @@ func TestCaptureGodotFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", shown}, env: []string{path}})
-	a.call("list_scenarios", nil)
+	launchGodot(t, a)
 	if st := a.call("capture_status", nil); !strings.Contains(fmt.Sprint(field(st, "adapter", "capabilities")), "frames") {
 		t.Fatalf("no frames under Xvfb: %v", st)
 	}

@@ -136,7 +136,7 @@ func TestReadmeCommands(t *testing.T) {
 				// PATH being the launcher into the Debian unstable tree.
 				_, repo, _, godotPath := godotArena(t)
 				a := startAgent(t, "readme", agentOpts{clientName: "claude-code", dir: repo, args: args[1:], env: []string{godotPath}})
-				if sc := a.call("list_scenarios", nil); sc["game"] != "godot-arena" {
+				if sc := launchGodot(t, a); sc["game"] != "godot-arena" {
 					t.Fatalf("list_scenarios: %v", sc)
 				}
 			case args[1] == "dashboard":

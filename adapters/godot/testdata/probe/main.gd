@@ -18,6 +18,16 @@ func _ready() -> void:
 	Cappy.register_scenario("tamper", _tamper)
 
 
+# PROBE_STALL_MS blocks the main thread in the first frame (after the
+# addon's hello), as a slow first frame or a synchronous load would.
+func _process(_delta: float) -> void:
+	set_process(false)
+	var stall := int(OS.get_environment("PROBE_STALL_MS"))
+	if stall > 0:
+		OS.delay_msec(stall)
+		print("STALL_OVER")
+
+
 func _script_error(op: CappyOperation) -> void:
 	op.emit_event("BEFORE")
 	if op.params["await"]:

@@ -46,6 +46,10 @@ var build := ""
 ## A GDScript error while an operation runs fails it with SCRIPT_ERROR
 ## (a recording keeps going and lists the errors in its summary).
 var fail_on_script_error := true
+## When the connection to the controller ends (it closed, it died, or it
+## rejected this game), the game quits, as a game the controller launched
+## should: nothing outlives the controller. Set false to keep playing.
+var quit_on_disconnect := true
 
 var _conn: Connection
 var _hello_sent := false
@@ -150,14 +154,13 @@ func register_scenario(id: String, run: Callable, parameters: Dictionary = {}, i
 		if info.has(key):
 			entry[key] = str(info[key])
 	_scenarios[id] = {"entry": entry, "run": run}
-	if _welcomed:
-		_send_registry()
+	_registry_changed()
 
 
 ## Removes a scenario from the registry.
 func unregister_scenario(id: String) -> void:
-	if _scenarios.erase(id) and _welcomed:
-		_send_registry()
+	if _scenarios.erase(id):
+		_registry_changed()
 
 
 ## Names a camera (Camera2D or Camera3D) for presentation.camera. Register
@@ -188,10 +191,11 @@ func _process(_delta: float) -> void:
 		return
 	for w in _conn.take_warnings():
 		push_warning("Cappy: " + w)
-	var state := _conn.state()
-	if not _hello_sent and state == WebSocketPeer.STATE_OPEN:
+	if not _hello_sent:
+		# The first frame: the game's _ready has registered what it has.
 		_hello_sent = true
-		_send(_hello())
+		_conn.begin(JSON.stringify(_hello()), _registry())
+	var state := _conn.state()
 	for m in _conn.take():
 		_handle(m)
 		if _conn == null:
@@ -247,11 +251,18 @@ func _send(msg: Dictionary) -> bool:
 	return _conn.send(JSON.stringify(msg))
 
 
-func _send_registry() -> void:
+func _registry() -> String:
 	var list: Array = []
 	for id: String in _scenarios:
 		list.append(_scenarios[id]["entry"])
-	_send({"type": "scenarios", "scenarios": list})
+	return JSON.stringify({"type": "scenarios", "scenarios": list})
+
+
+# The connection's thread sends the registry on welcome and list_scenarios;
+# a change after the hello goes out at once (or on welcome).
+func _registry_changed() -> void:
+	if _conn != null and _hello_sent:
+		_conn.set_registry(_registry())
 
 
 func _handle(m: Dictionary) -> void:
@@ -263,8 +274,7 @@ func _handle(m: Dictionary) -> void:
 				if int(m.get("protocol", 0)) != PROTOCOL_VERSION:
 					_shut("the controller welcomed protocol %s; this adapter speaks %d" % [m.get("protocol"), PROTOCOL_VERSION])
 					return
-				_welcomed = true
-				_send_registry()
+				_welcomed = true # the connection's thread sent the registry
 				connected.emit()
 			"reject":
 				_shut("the controller rejected this game: %s: %s" % [m.get("code"), m.get("message")])
@@ -275,7 +285,7 @@ func _handle(m: Dictionary) -> void:
 		return
 	match type:
 		"list_scenarios":
-			_send_registry()
+			pass # answered by the connection's thread
 		"prepare_scenario":
 			_prepare_scenario(op_id, m)
 		"prepare_replay":
@@ -617,21 +627,24 @@ func _check_script_errors() -> void:
 	_end(_op, "failed", "SCRIPT_ERROR", "a GDScript error while the %s ran: %s" % [_op.kind, errors[0]])
 
 
-# The connection is gone: the operation is over, the game goes on.
-func _lost(why: String) -> void:
+# The connection is gone: the operation is over, and the game quits
+# unless quit_on_disconnect is false.
+func _lost(why: String, exit_code: int = 0) -> void:
 	_ended = true
 	if _op != null:
 		_teardown("cancelled")
 	push_warning("Cappy: " + why)
 	disconnected.emit(why)
+	if quit_on_disconnect:
+		get_tree().quit(exit_code)
 
 
 func _shut(why: String) -> void:
-	_lost(why)
 	_conn.close(1000, "")
 	_conn = null
 	set_process(false)
 	set_physics_process(false)
+	_lost(why, 1)
 
 
 static func _slug(s: String) -> String:

@@ -1,11 +1,14 @@
 extends RefCounted
 ## The WebSocket to the Cappy controller.
 ##
-## A thread of its own polls the socket, answers ping at once and queues
-## every other message, decoded, for the main thread: pings are answered
-## while the main thread is busy (a slow frame, a synchronous load) or the
-## tree is paused, and a request arriving right behind welcome is never
-## dropped. Sends come from the main thread; one mutex guards the peer.
+## A thread of its own polls the socket, sends hello as soon as it opens,
+## answers ping at once, sends the scenario registry on welcome and
+## list_scenarios, and queues every other
+## message, decoded, for the main thread: the game stays responsive and its
+## handshake completes while the main thread is busy (a slow first frame, a
+## synchronous load) or the tree is paused, and a request arriving right
+## behind welcome is never dropped. Sends come from either thread; one mutex
+## guards the peer.
 
 ## The largest message either side may send (the protocol's 4 MiB).
 const MAX_MESSAGE_BYTES := 4 << 20
@@ -23,6 +26,10 @@ var _inbox: Array[Dictionary] = []
 var _state := WebSocketPeer.STATE_CONNECTING
 var _warnings: PackedStringArray = []
 var _pongs := 0
+var _hello := "" # the hello message, as JSON
+var _hello_sent := false
+var _registry := "" # the scenarios message, as JSON
+var _welcomed := false
 
 
 ## Starts connecting to url and the pump thread.
@@ -74,8 +81,26 @@ func pongs() -> int:
 	return n
 
 
-## Returns the queued messages, in the order they arrived, and warnings
-## about messages that were ignored.
+## Hands over the hello (sent as soon as the socket opens) and the
+## scenario registry (sent on welcome), both as JSON.
+func begin(hello: String, registry: String) -> void:
+	_mutex.lock()
+	_hello = hello
+	_registry = registry
+	_mutex.unlock()
+
+
+## Sets the scenario registry (a scenarios message, as JSON), sending it
+## at once when the controller welcomed this game already, else on welcome.
+func set_registry(text: String) -> void:
+	_mutex.lock()
+	_registry = text
+	if _welcomed:
+		_send_locked(text)
+	_mutex.unlock()
+
+
+## Returns the queued messages, in the order they arrived.
 func take() -> Array[Dictionary]:
 	_mutex.lock()
 	var items := _inbox
@@ -137,6 +162,9 @@ func _pump_loop() -> void:
 func _pump_locked() -> void:
 	_peer.poll()
 	_state = _peer.get_ready_state()
+	if _state == WebSocketPeer.STATE_OPEN and not _hello_sent and not _hello.is_empty():
+		_hello_sent = true
+		_peer.send_text(_hello)
 	while _peer.get_available_packet_count() > 0:
 		var packet := _peer.get_packet()
 		if not _peer.was_string_packet():
@@ -147,9 +175,18 @@ func _pump_locked() -> void:
 		if not (msg is Dictionary) or not (msg.get("type") is String):
 			_warnings.append("ignoring a controller message that is not a JSON object with a type: %s" % text.left(120))
 			continue
-		if msg["type"] == "ping":
-			var nonce: Variant = msg.get("nonce", "")
-			_peer.send_text(JSON.stringify({"type": "pong", "nonce": nonce if nonce is String else ""}))
-			_pongs += 1
-			continue
+		match msg["type"]:
+			"ping":
+				var nonce: Variant = msg.get("nonce", "")
+				_peer.send_text(JSON.stringify({"type": "pong", "nonce": nonce if nonce is String else ""}))
+				_pongs += 1
+				continue
+			"welcome":
+				if not _welcomed and msg.get("protocol") is float and int(msg["protocol"]) == 1:
+					_welcomed = true
+					_peer.send_text(_registry)
+			"list_scenarios":
+				if _welcomed:
+					_peer.send_text(_registry)
+					continue
 		_inbox.append(msg)
