@@ -38,6 +38,8 @@ type Capture struct {
 	Frames        int64           `json:"frames"`
 	FrameBytes    int64           `json:"frameBytes"`
 	FramesDropped FrameDrops      `json:"framesDropped"`
+	// Owner is the controller that ran it (see cappy's RecoverAbandoned).
+	Owner string `json:"-"`
 }
 
 // FrameDrops counts the frames a controller dropped, by why: over the
@@ -65,8 +67,8 @@ type CaptureEvent struct {
 // CreateCapture records a new operation.
 func (s *Store) CreateCapture(ctx context.Context, c *Capture) error {
 	params, pres := orJSON(c.Parameters, "{}"), orJSON(c.Presentation, "{}")
-	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest))
+	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest), c.Owner)
 	if err != nil {
 		return fmt.Errorf("create capture: %w", err)
 	}
@@ -179,14 +181,14 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 	return tx.Commit()
 }
 
-const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped"
+const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped, owner"
 
 func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
 	var c Capture
 	var params, pres, summary, framesReq, drops string
 	var created, started, ended int64
 	if err := row.Scan(&c.Op, &c.Kind, &c.Scenario, &params, &pres, &c.Status, &c.Code, &c.Message, &c.Game, &c.Adapter, &c.Build,
-		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops); err != nil {
+		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops, &c.Owner); err != nil {
 		return nil, err
 	}
 	if framesReq != "" {
@@ -242,6 +244,24 @@ func (s *Store) Captures(ctx context.Context, kind string, before time.Time, lim
 		c, err := scanCapture(rows)
 		if err != nil {
 			return nil, fmt.Errorf("captures: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// OpenCaptures lists the captures that have not ended.
+func (s *Store) OpenCaptures(ctx context.Context) ([]*Capture, error) {
+	rows, err := s.readQuery(ctx, "SELECT "+captureCols+" FROM captures WHERE status NOT IN ('completed', 'failed', 'cancelled')")
+	if err != nil {
+		return nil, fmt.Errorf("open captures: %w", err)
+	}
+	defer rows.Close()
+	var out []*Capture
+	for rows.Next() {
+		c, err := scanCapture(rows)
+		if err != nil {
+			return nil, fmt.Errorf("open captures: %w", err)
 		}
 		out = append(out, c)
 	}

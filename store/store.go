@@ -572,6 +572,7 @@ ALTER TABLE captures ADD COLUMN frames_request TEXT NOT NULL DEFAULT ''; -- JSON
 ALTER TABLE captures ADD COLUMN frames INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE captures ADD COLUMN frame_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE captures ADD COLUMN frames_dropped TEXT NOT NULL DEFAULT ''; -- JSON {"rate","budget","slow"}
+ALTER TABLE captures ADD COLUMN owner TEXT NOT NULL DEFAULT ''; -- the controller that runs it (its lock file)
 CREATE TABLE capture_frames (
 	op          TEXT NOT NULL,
 	seq         INTEGER NOT NULL, -- receipt order, shared with the op's events

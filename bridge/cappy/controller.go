@@ -114,6 +114,7 @@ type Controller struct {
 
 	wg     sync.WaitGroup
 	closed chan struct{}
+	owner  *ownerLock // held while it runs; its id is on its captures
 }
 
 // New listens on the loopback address and starts serving adapters.
@@ -155,12 +156,17 @@ func New(cfg Config) (*Controller, error) {
 		}
 		cfg.Token = hex.EncodeToString(b[:])
 	}
+	owner, err := takeOwnerLock(cfg.FrameDir)
+	if err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		owner.release()
 		return nil, fmt.Errorf("cappy: listen: %w", err)
 	}
 	c := &Controller{cfg: cfg, log: cfg.Logger, st: cfg.Store, l: l, token: cfg.Token, endpoint: "ws://" + l.Addr().String(),
-		ready: make(chan struct{}), finished: map[string]int{}, closed: make(chan struct{}), rejected: make(chan struct{})}
+		ready: make(chan struct{}), finished: map[string]int{}, closed: make(chan struct{}), rejected: make(chan struct{}), owner: owner}
 	c.srv = &http.Server{Handler: http.HandlerFunc(c.serveHTTP), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
 	c.wg.Add(1)
@@ -215,6 +221,7 @@ func (c *Controller) Close() error {
 	defer cancel()
 	err := c.srv.Shutdown(ctx)
 	c.wg.Wait()
+	c.owner.release()
 	return err
 }
 

@@ -347,3 +347,50 @@ func TestFramesSurviveRestart(t *testing.T) {
 		}
 	}
 }
+
+// An operation left open by a controller that stopped without ending it
+// (its process killed) is ended as failed by the next controller to start,
+// with its frames kept; one whose controller still runs is left alone.
+func TestAbandonedOperationsEnded(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(dir, "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := Config{Store: st, ReplayDir: filepath.Join(dir, "replays"), HelloTimeout: wait, PingEvery: 50e6, PongTimeout: wait}
+	ctrlA, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eA := &env{ctrl: ctrlA, st: st, frameDir: ctrlA.FrameDir()}
+	a := connect(t, eA, frameCaps...)
+	o, _ := runningWithFrames(t, eA, a, framesReq())
+	a.send(t, frameMsg(o.ID, 0, protocol.MimeJPEG, 64, 36, picture(t, protocol.MimeJPEG, 64, 36, color.RGBA{1, 2, 3, 255})))
+	eventually(t, "the frame is indexed", func() bool { return len(storedFrames(t, eA, o.ID)) == 1 })
+
+	// A second controller on the same store while A runs: A's operation stays.
+	ctrlB, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrlB.Close()
+	if n, err := ctrlB.RecoverAbandoned(context.Background()); err != nil || n != 0 {
+		t.Fatalf("recovered %d (%v) while its controller runs", n, err)
+	}
+	// A dies without a word: its lock goes with its process.
+	ctrlA.owner.f.Close()
+	ctrlC, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctrlC.Close()
+	if n, err := ctrlC.RecoverAbandoned(context.Background()); err != nil || n != 1 {
+		t.Fatalf("recovered %d (%v), want A's operation", n, err)
+	}
+	c, _ := st.Capture(context.Background(), o.ID)
+	if c.Status != StatusFailed || c.Code != protocol.CappyAdapterDisconnected || c.EndedAt == nil || c.Frames != 1 {
+		t.Fatalf("abandoned capture %+v", c)
+	}
+	ctrlA.Close()
+}

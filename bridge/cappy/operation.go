@@ -481,7 +481,8 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	params, _ := json.Marshal(o.Parameters)
 	pres, _ := json.Marshal(o.Presentation)
 	capt := &store.Capture{Op: o.ID, Kind: o.Kind, Scenario: o.Scenario, Parameters: params, Presentation: pres, Status: o.status,
-		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created}
+		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created,
+		Owner: c.owner.id}
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,6 +84,13 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	if n, err := ctrl.RecoverAbandoned(ctx); err != nil {
+		ctrl.Close()
+		st.Close()
+		return nil, fmt.Errorf("cappy: recover abandoned operations: %w", err)
+	} else if n > 0 {
+		ctrl.log.Warn("ended operations that a stopped controller left open", "count", n)
 	}
 	s := &Service{Controller: ctrl, Config: sc.Config, Store: st, log: sc.Logger}
 	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)

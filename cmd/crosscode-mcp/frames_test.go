@@ -136,3 +136,30 @@ func TestCaptureFrames(t *testing.T) {
 		t.Fatalf("the side-by-side first: %v", kinds)
 	}
 }
+
+// A server killed mid-recording (kill -9) loses nothing it stored: the
+// next server in the repository ends the abandoned operation as failed and
+// still shows its events and frames.
+func TestCaptureFramesSurviveKill9(t *testing.T) {
+	repo := gitRepo(t)
+	args := []string{"--actor", "ada@example.com", "--game-cmd", os.Args[0] + " demo-game"}
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: args})
+	rec := a.call("start_recording", map[string]any{"frames": 10})
+	op := rec["op"].(string)
+	var stored float64
+	waitFor(t, "frames stored during the recording", func() bool {
+		got := a.call("get_capture", map[string]any{"op": op, "limit": 1})
+		stored, _ = field(got, "frames", "stored").(float64)
+		return stored >= 3
+	})
+	a.kill9()
+
+	b := startAgent(t, "ada2", agentOpts{clientName: "claude-code", dir: repo, args: args})
+	got, imgs := b.callImages("get_capture", map[string]any{"op": op, "limit": 1, "keyframes": 2})
+	if got["status"] != "failed" || got["code"] != "ADAPTER_DISCONNECTED" || !strings.Contains(got["message"].(string), "killed") {
+		t.Fatalf("after kill -9: %v %v %v", got["status"], got["code"], got["message"])
+	}
+	if field(got, "frames", "stored").(float64) < stored || got["events"].(float64) == 0 || len(imgs) != 2 {
+		t.Fatalf("frames %v, events %v, %d pictures; want what was stored before the kill", got["frames"], got["events"], len(imgs))
+	}
+}

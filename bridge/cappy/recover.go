@@ -1,0 +1,110 @@
+package cappy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// A capture store may be shared by several controllers (every agent of a
+// repository runs one), and a controller may die without ending its
+// operation (kill -9, a crash, a power cut). Each controller holds a lock
+// file for as long as it runs and stamps its captures with its id; an
+// operation still open in the store whose controller's lock is free was
+// left behind, and the next controller to start ends it as failed, keeping
+// its events and frames, instead of it looking like it still runs.
+
+// ownerLock is a controller's claim on its captures while it runs.
+type ownerLock struct {
+	id   string
+	f    *os.File
+	path string
+}
+
+func lockDir(frameDir string) string { return filepath.Join(filepath.Dir(frameDir), "controllers") }
+
+// takeOwnerLock creates and locks this controller's lock file.
+func takeOwnerLock(frameDir string) (*ownerLock, error) {
+	dir := lockDir(frameDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cappy: %w", err)
+	}
+	id := ids.New("ctl")
+	path := filepath.Join(dir, id+".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cappy: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cappy: lock %s: %w", path, err)
+	}
+	return &ownerLock{id: id, f: f, path: path}, nil
+}
+
+func (l *ownerLock) release() {
+	os.Remove(l.path)
+	l.f.Close()
+}
+
+// ownerGone reports whether the controller id no longer runs: its lock
+// file is missing, or can be locked.
+func ownerGone(frameDir, id string) bool {
+	if id == "" {
+		return true // from a controller that kept no lock
+	}
+	path := filepath.Join(lockDir(frameDir), id+".lock")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false // held: it runs
+	}
+	os.Remove(path)
+	return true
+}
+
+// RecoverAbandoned ends, as failed, the operations left open in the store
+// by controllers that stopped without ending them, and returns how many.
+func (c *Controller) RecoverAbandoned(ctx context.Context) (int, error) {
+	open, err := c.st.OpenCaptures(ctx)
+	if err != nil {
+		return 0, err
+	}
+	gone := map[string]bool{}
+	n := 0
+	for _, oc := range open {
+		if oc.Owner == c.owner.id {
+			continue
+		}
+		g, seen := gone[oc.Owner]
+		if !seen {
+			g = ownerGone(c.cfg.FrameDir, oc.Owner)
+			gone[oc.Owner] = g
+		}
+		if !g {
+			continue
+		}
+		err := c.st.UpdateCapture(ctx, oc.Op, store.CaptureUpdate{Status: StatusFailed, Code: protocol.CappyAdapterDisconnected,
+			Message: "the crosscode-mcp process that ran it stopped (it crashed or was killed) before it ended; its events and frames so far are kept", EndedAt: time.Now()})
+		if err != nil {
+			return n, err
+		}
+		c.log.Warn("abandoned operation ended", "op", oc.Op, "was", oc.Status)
+		n++
+	}
+	return n, nil
+}
