@@ -3,18 +3,14 @@ package hub
 import (
 	"context"
 	"time"
-
-	"github.com/crosscode/crosscode-mcp/protocol"
-	"github.com/crosscode/crosscode-mcp/store"
 )
 
-// followLoop fans out, every s.follow, what other processes committed to
-// the service's database: in local mode every agent ingests into the
-// workspace file itself, and the local dashboard serves that file. Only
-// workspaces with subscribers are followed; their operations are read by
-// cursor from the highest serverSequence the broker has published (no gap,
-// no duplicate: see broker.subscribe) and their presence is compared with
-// what was seen last.
+// followLoop fans out, every s.follow, the presence that other processes
+// wrote to the service's database: in local mode every agent writes into
+// the workspace file itself, and the local dashboard serves that file.
+// (Their operations reach subscribers through the fan-out's head check,
+// which runs at least as often: see fanout.go.) Only workspaces with
+// subscribers are followed; presence is compared with what was seen last.
 func (s *Server) followLoop(ctx context.Context) {
 	t := time.NewTicker(s.follow)
 	defer t.Stop()
@@ -25,10 +21,7 @@ func (s *Server) followLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for ws, head := range s.broker.followed() {
-			if err := s.followOps(ctx, ws, head); err != nil && ctx.Err() == nil {
-				s.log.Warn("follow operations", "workspace", ws, "err", err)
-			}
+		for _, ws := range s.broker.followed() {
 			if err := s.followPresence(ctx, ws, seen); err != nil && ctx.Err() == nil {
 				s.log.Warn("follow presence", "workspace", ws, "err", err)
 			}
@@ -39,42 +32,6 @@ func (s *Server) followLoop(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// followOps publishes the workspace's operations after `after`, up to its
-// head, a page at a time.
-func (s *Server) followOps(ctx context.Context, ws string, after int64) error {
-	heads, err := s.store.Heads(ctx, []string{ws})
-	if err != nil || heads[ws] <= after {
-		return err
-	}
-	for after < heads[ws] {
-		p, err := s.store.Page(ctx, store.PageQuery{Workspace: ws, After: after, Limit: store.MaxPageLimit})
-		if err != nil {
-			return err
-		}
-		if p.TooOld {
-			// Retention deleted what was not published yet: subscribers see
-			// the gap, page, and resync by cursor-too-old.
-			s.broker.raise(ws, p.ResyncFrom)
-			after = p.ResyncFrom
-			continue
-		}
-		envs := make([]*protocol.Envelope, 0, len(p.Ops))
-		for i := range p.Ops {
-			e, err := p.Ops[i].Envelope()
-			if err != nil {
-				return err
-			}
-			envs = append(envs, e)
-		}
-		s.broker.publish(envs)
-		if len(p.Ops) == 0 || !p.HasMore {
-			return nil
-		}
-		after = p.NextCursor
-	}
-	return nil
 }
 
 // followPresence publishes the presence rows that changed since the last

@@ -240,7 +240,7 @@ func (s *Server) postPresence(w http.ResponseWriter, r *http.Request, ws string)
 		s.internal(w, "presence", err)
 		return
 	}
-	s.broker.publishPresence(ws, rp)
+	s.fan.presenceChanged(ws, rp)
 	writeJSON(w, http.StatusOK, rp)
 }
 

@@ -31,6 +31,11 @@ type Config struct {
 	// QueueDepth is how many fan-out frames a WebSocket subscriber may
 	// have pending before it is closed as too slow. Default 4096.
 	QueueDepth int
+	// HeadCheckEvery is how often the heads of the workspaces with
+	// subscribers here are read, so that what other instances sharing the
+	// database committed reaches them even if a notice was lost.
+	// Default 250ms.
+	HeadCheckEvery time.Duration
 	// Logger receives the service's logs. Default: discard.
 	Logger *slog.Logger
 
@@ -68,6 +73,7 @@ type Server struct {
 	follow     time.Duration
 	ingester   *store.Ingester
 	broker     *broker
+	fan        *fanout
 	mux        *http.ServeMux
 	handler    http.Handler                                            // mux, wrapped by Config.Wrap
 	auth       func(ctx context.Context, token string) (string, error) // Config.Authenticate or the store's
@@ -87,6 +93,12 @@ func New(cfg Config) *Server {
 	if cfg.SweepEvery == 0 {
 		cfg.SweepEvery = time.Minute
 	}
+	if cfg.HeadCheckEvery <= 0 {
+		cfg.HeadCheckEvery = 250 * time.Millisecond
+	}
+	if cfg.Follow > 0 {
+		cfg.HeadCheckEvery = min(cfg.HeadCheckEvery, cfg.Follow)
+	}
 	if cfg.QueueDepth <= 0 {
 		cfg.QueueDepth = 4096
 	}
@@ -105,7 +117,8 @@ func New(cfg Config) *Server {
 		}
 		return heads[ws], nil
 	})
-	s.ingester = store.NewGroupIngester(cfg.Store.IngestBatch, &store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.broker.publish})
+	s.fan = newFanout(s, cfg.HeadCheckEvery)
+	s.ingester = store.NewGroupIngester(cfg.Store.IngestBatch, &store.IngesterOptions{MaxBatch: maxBatch, OnCommit: s.fan.committed})
 	s.auth = cfg.Authenticate
 	if s.auth == nil {
 		s.auth = cfg.Store.Authenticate
@@ -204,6 +217,7 @@ func (s *Server) Close() {
 	s.beginShutdown()
 	s.wsWG.Wait()
 	s.ingester.Close()
+	s.fan.close()
 }
 
 func (s *Server) sweepLoop(ctx context.Context) {

@@ -208,6 +208,6 @@ func (s *Server) unsubscribe(sub *subscriber) {
 		return
 	}
 	if p != nil {
-		s.broker.publishPresence(sub.workspace, p)
+		s.fan.presenceChanged(sub.workspace, p)
 	}
 }

@@ -262,3 +262,12 @@ func (in *Ingester) Close() error {
 	in.calls.Wait()
 	return nil
 }
+
+// Notice is what one instance of the service tells the others that share
+// its database: the workspaces whose heads moved (to at least the given
+// serverSequence, committed) and presence changes. Notices are hints: a
+// lost one delays fan-out until the next head check, nothing more.
+type Notice struct {
+	Heads    map[string]int64           `json:"h,omitempty"`
+	Presence []*protocol.RemotePresence `json:"p,omitempty"`
+}

@@ -37,9 +37,14 @@ type remote struct {
 
 	pullMu    sync.Mutex
 	connected atomic.Bool // the last request reached the service
-	lastErr   atomic.Value
-	live      atomic.Bool // the WebSocket subscription is up
-	wg        sync.WaitGroup
+	// down is set when an upload failed for want of the service (no
+	// answer, or a 5xx); while it is, writes answer "queued" at once
+	// instead of waiting AckWait each, and the uploader retries every
+	// second at most, so it resumes as soon as the service answers.
+	down    atomic.Bool
+	lastErr atomic.Value
+	live    atomic.Bool // the WebSocket subscription is up
+	wg      sync.WaitGroup
 	// Tests only: the loops running, and the pulls begun and not ended.
 	running, pulls atomic.Int32
 }
@@ -94,12 +99,19 @@ func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Publishe
 	r.waiters[entry.ClientSequence] = append(r.waiters[entry.ClientSequence], ch)
 	r.mu.Unlock()
 	r.wake(r.kick)
-	t := time.NewTimer(r.c.cfg.AckWait)
+	wait := r.c.cfg.AckWait
+	if r.down.Load() {
+		wait = min(wait, downAckWait)
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case out := <-ch:
 		if out.refused != nil {
 			return nil, out.refused
+		}
+		if out.receipt == nil { // the upload failed: the service is down
+			return &Published{Envelope: env}, nil
 		}
 		// Read the log through our own operation, so projections (claim
 		// arbitration) include it.
@@ -115,6 +127,21 @@ func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Publishe
 	return &Published{Envelope: env}, nil
 }
 
+// releaseWaiters answers every write waiting for its receipt as queued:
+// the upload failed for want of the service, so waiting longer is waiting
+// for a timeout.
+func (r *remote) releaseWaiters() {
+	r.mu.Lock()
+	all := r.waiters
+	r.waiters = map[int64][]chan uploadOutcome{}
+	r.mu.Unlock()
+	for _, ws := range all {
+		for _, ch := range ws {
+			ch <- uploadOutcome{}
+		}
+	}
+}
+
 func (r *remote) notify(clientSeq int64, out uploadOutcome) {
 	r.mu.Lock()
 	ws := r.waiters[clientSeq]
@@ -125,8 +152,26 @@ func (r *remote) notify(clientSeq int64, out uploadOutcome) {
 	}
 }
 
+// downAckWait is how long a write waits for its receipt while the
+// service is down: long enough for an upload that succeeds at once (the
+// service is back) to be acknowledged, short enough that the tool answers
+// "queued" within 100 ms.
+const downAckWait = 50 * time.Millisecond
+
+// maxDownBackoff bounds the uploader's retry interval while the service
+// does not answer, so uploads resume within it once it does.
+const maxDownBackoff = time.Second
+
+// unavailableError is an upload that failed for want of the service: no
+// answer, or an answer that says it cannot serve now (5xx).
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
 // uploader uploads pending outbox entries in order whenever kicked, and
-// retries with exponential backoff while the service cannot be reached.
+// retries with exponential backoff while the service cannot be reached
+// (every second at most) or refuses the token (up to 30s).
 func (r *remote) uploader(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
@@ -140,11 +185,20 @@ func (r *remote) uploader(ctx context.Context) {
 		case <-r.kick:
 		case <-timer:
 		}
-		if err := r.uploadPending(ctx); err != nil {
+		err := r.uploadPending(ctx)
+		var unavailable *unavailableError
+		switch {
+		case err == nil:
+			r.down.Store(false)
+			backoff = 0
+		case errors.As(err, &unavailable):
+			r.down.Store(true)
+			r.releaseWaiters()
+			r.lastErr.Store(err.Error())
+			backoff = min(max(backoff*2, 100*time.Millisecond), maxDownBackoff)
+		default:
 			r.lastErr.Store(err.Error())
 			backoff = min(max(backoff*2, 200*time.Millisecond), 30*time.Second)
-		} else {
-			backoff = 0
 		}
 	}
 }
@@ -163,7 +217,7 @@ func (r *remote) uploadPending(ctx context.Context) error {
 			switch {
 			case err != nil:
 				st.Attempted(ctx, e.Replica, e.ClientSequence, err.Error())
-				return err
+				return &unavailableError{err}
 			case status == http.StatusOK:
 				var rc protocol.IngestReceipt
 				if err := json.Unmarshal(body, &rc); err != nil {
@@ -188,7 +242,11 @@ func (r *remote) uploadPending(ctx context.Context) error {
 			default:
 				_, msg := errorBody(body)
 				st.Attempted(ctx, e.Replica, e.ClientSequence, fmt.Sprintf("HTTP %d: %s", status, msg))
-				return fmt.Errorf("ingest: HTTP %d", status)
+				err := fmt.Errorf("ingest: HTTP %d: %s", status, msg)
+				if status >= 500 {
+					return &unavailableError{err}
+				}
+				return err
 			}
 		}
 	}
@@ -228,6 +286,9 @@ func (r *remote) do(ctx context.Context, method, path string, body []byte) (int,
 		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	r.connected.Store(true)
+	if resp.StatusCode < 500 && r.down.Load() {
+		r.wake(r.kick) // the service answers again: upload now
+	}
 	return resp.StatusCode, b, nil
 }
 
@@ -358,6 +419,9 @@ func (r *remote) subscribe(ctx context.Context) error {
 	}
 	r.live.Store(true)
 	r.connected.Store(true)
+	if r.down.Load() {
+		r.wake(r.kick) // the service answers again: upload now
+	}
 	// The service marked this replica offline when its previous socket
 	// dropped: say where the session stands again.
 	r.c.reannounce(ctx)

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -196,4 +197,86 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met in 10s")
+}
+
+// TestRemoteWritesQueueAtOnceWhileDown: once an upload failed because the
+// service does not answer, writes answer "queued" at once (AckWait here is
+// an hour, so a write that waited for it would never return), and the
+// outbox uploads by itself as soon as the service answers again.
+func TestRemoteWritesQueueAtOnceWhileDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there until the service starts below
+	hubSt, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hubSt.Close() })
+	token, err := hubSt.CreateToken(context.Background(), "mygame", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "replica.db"), &store.Options{Projections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Workspace: "mygame", Store: st, Service: "http://" + addr, Token: token, Actor: "ada@example.com", Replica: "rep_ada", Session: "ses_ada", AckWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()); st.Close() })
+
+	done := make(chan error, 1)
+	go func() {
+		for i := range 5 {
+			p, err := c.PublishIntent(context.Background(), fmt.Sprint("while down ", i), []string{"a/**"}, "", 0)
+			if err == nil && p.Acknowledged {
+				err = fmt.Errorf("write %d acknowledged with no service", i)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("writes waited for their receipts while the service was down, instead of answering queued")
+	}
+	if pending, _, _ := st.OutboxCounts(context.Background(), "rep_ada"); pending != 5 {
+		t.Fatalf("%d writes pending, want 5", pending)
+	}
+
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the service's address was taken meanwhile: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { hub.New(hub.Config{Store: hubSt}).Serve(ctx, l); close(served) }()
+	t.Cleanup(func() { cancel(); <-served })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		pending, _, _ := st.OutboxCounts(context.Background(), "rep_ada")
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes still pending 30s after the service came back", pending)
+		}
+	}
+	p, err := c.PublishIntent(context.Background(), "back", []string{"b/**"}, "", 0)
+	if err != nil || !p.Acknowledged || p.ServerSequence != 6 {
+		t.Fatalf("write after the service came back: %+v %v, want acknowledged at 6", p, err)
+	}
 }

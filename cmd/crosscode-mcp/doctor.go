@@ -20,6 +20,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/mcp"
+	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 	capturetools "github.com/crosscode/crosscode-mcp/tools/capture"
@@ -39,11 +40,17 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("crosscode-mcp doctor", stderr)
 	cfg, toolsets, _ := serverFlags(fs)
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	db := fs.String("db", "", "check the coordination service's PostgreSQL database at this URL instead (reachable, version, migrations, durability)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg.Toolsets = parseToolsets(*toolsets)
-	checks := doctor(ctx, *cfg)
+	var checks []Check
+	if *db != "" {
+		checks = checkHubDB(ctx, *db)
+	} else {
+		checks = doctor(ctx, *cfg)
+	}
 	failed := false
 	for _, c := range checks {
 		failed = failed || c.Status == "fail"
@@ -65,6 +72,39 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// checkHubDB checks the service's PostgreSQL database: that it can be
+// reached, its server's version, its schema against this binary's, and
+// that commits are durable.
+func checkHubDB(ctx context.Context, db string) []Check {
+	info, err := pgstore.Inspect(ctx, db)
+	if err != nil {
+		return []Check{{"database", "fail", err.Error(), "check the URL (postgres://USER:PASSWORD@HOST:PORT/DB), that PostgreSQL runs there and that the database exists (createdb)"}}
+	}
+	out := []Check{{"database", "ok", redactURL(db) + " reachable", ""}}
+	major, minor := info.ServerVersion/10000, info.ServerVersion%10000
+	if major < pgstore.MinServerVersion {
+		out = append(out, Check{"postgresql version", "fail", fmt.Sprintf("%d.%d; the service needs %d or newer", major, minor, pgstore.MinServerVersion), "upgrade PostgreSQL"})
+	} else {
+		out = append(out, Check{"postgresql version", "ok", fmt.Sprintf("%d.%d", major, minor), ""})
+	}
+	switch v := info.Schema; {
+	case v == pgstore.SchemaVersion:
+		out = append(out, Check{"migrations", "ok", fmt.Sprintf("schema %d, up to date", v), ""})
+	case v == 0:
+		out = append(out, Check{"migrations", "ok", "a new database: `serve --db` creates the schema on its first start", ""})
+	case v < pgstore.SchemaVersion:
+		out = append(out, Check{"migrations", "warn", fmt.Sprintf("schema %d, this binary's is %d", v, pgstore.SchemaVersion), "the next `serve --db` applies the missing migrations (in one transaction) before it serves"})
+	default:
+		out = append(out, Check{"migrations", "fail", fmt.Sprintf("schema %d is newer than this binary's %d", v, pgstore.SchemaVersion), "upgrade crosscode-mcp on this host"})
+	}
+	if info.Fsync != "on" {
+		out = append(out, Check{"durability", "fail", "the server runs with fsync " + info.Fsync + ": a crash can lose acknowledged envelopes", "set fsync = on in postgresql.conf"})
+	} else {
+		out = append(out, Check{"durability", "ok", "fsync on; the service's sessions commit with synchronous_commit " + info.Synchronous, ""})
+	}
+	return out
 }
 
 // doctor runs every check in order; later ones use what earlier ones found.

@@ -94,11 +94,12 @@ Usage:
   crosscode-mcp demo [--keep]                a tour: two agents coordinate, then play the demo game
   crosscode-mcp doctor [server flags] [--json]
                                              check a setup and say how to fix what breaks it
-  crosscode-mcp serve --listen ADDR --data DIR
-                                             the coordination service
+  crosscode-mcp serve --listen ADDR --data DIR | --db URL
+                                             the coordination service (SQLite, or PostgreSQL
+                                             shared by several instances)
   crosscode-mcp dashboard [server flags] [--listen ADDR] [--open]
                                              the live dashboard of the local workspace (prints one URL)
-  crosscode-mcp token create --workspace W [--data DIR] [--plan P]
+  crosscode-mcp token create --workspace W [--data DIR | --db URL] [--plan P]
                                              create a workspace access token
   crosscode-mcp guard install|uninstall|check
                                              optional pre-commit hook: refuse commits touching

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/pgtest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		main() // exits by itself on failure
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // command returns the real command with args, isolated from the user's
@@ -43,7 +44,7 @@ func command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	home := t.TempDir()
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"), "CROSSCODE_HUB_DATA=")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"), "CROSSCODE_HUB_DATA=", "CROSSCODE_HUB_DB=")
 	return cmd
 }
 
@@ -96,7 +97,14 @@ var listeningLine = regexp.MustCompile(`^listening on (http://127\.0\.0\.1:\d+)$
 // its one stdout line.
 func startServe(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
-	cmd := command(t, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data}, extra...)...)
+	return startServeWith(t, append([]string{"--data", data}, extra...)...)
+}
+
+// startServeWith starts `serve --listen 127.0.0.1:0 args...` and waits for
+// its one stdout line.
+func startServeWith(t *testing.T, args ...string) *server {
+	t.Helper()
+	cmd := command(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	s := &server{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	pipe, err := cmd.StdoutPipe()
@@ -458,12 +466,17 @@ func (s *streamer) stream(t *testing.T, c *client, stop <-chan struct{}, acked f
 // runStreams starts n streamers and returns them, a counter of receipts
 // and a function that waits for all of them to end.
 func runStreams(t *testing.T, c *client, n int, stop <-chan struct{}) ([]*streamer, func() int, func()) {
+	return runStreamsAs(t, c, "rep_", n, stop)
+}
+
+// runStreamsAs is runStreams with replicas named prefix0, prefix1, ...
+func runStreamsAs(t *testing.T, c *client, prefix string, n int, stop <-chan struct{}) ([]*streamer, func() int, func()) {
 	var mu sync.Mutex
 	total := 0
 	var wg sync.WaitGroup
 	ss := make([]*streamer, n)
 	for i := range ss {
-		ss[i] = &streamer{r: fixture.NewReplica("mygame", fmt.Sprintf("rep_%d", i), fmt.Sprintf("w%d@example.com", i)), acks: map[int64]protocol.IngestReceipt{}, failed: -1}
+		ss[i] = &streamer{r: fixture.NewReplica("mygame", fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("w%d@example.com", i)), acks: map[int64]protocol.IngestReceipt{}, failed: -1}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/pgtest"
 )
 
 // readmeCommands returns the command lines of the README's ```sh blocks.
@@ -82,8 +84,17 @@ func TestReadmeCommands(t *testing.T) {
 		return string(out), err
 	}
 	seen := 0
+	db := "" // the README's PostgreSQL URLs stand for one throwaway database
 	for _, line := range readmeCommands(t) {
 		args := shellWords(line)
+		for i := 1; i < len(args); i++ {
+			if args[i-1] == "--db" && strings.HasPrefix(args[i], "postgres://") {
+				if db == "" {
+					db = pgtest.NewDB(t)
+				}
+				args[i] = db
+			}
+		}
 		t.Run(line, func(t *testing.T) {
 			seen++
 			switch {
@@ -96,6 +107,17 @@ func TestReadmeCommands(t *testing.T) {
 					t.Fatalf("%s is not an executable script of the project (%v)", args[0], err)
 				}
 			case line == "go install ./cmd/crosscode-mcp":
+				// The build uses this machine's module and build caches
+				// (run's HOME is a temp dir, which would start both anew).
+				caches, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				dirs := strings.Fields(string(caches))
+				if len(dirs) == 2 {
+					t.Setenv("GOMODCACHE", dirs[0])
+					t.Setenv("GOCACHE", dirs[1])
+				}
 				if out, err := run(t, filepath.Join("..", ".."), []string{"go", "build", "-o", filepath.Join(t.TempDir(), "crosscode-mcp"), "./cmd/crosscode-mcp"}, 2*time.Minute); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}

@@ -5,13 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -43,7 +46,7 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp serve", stderr)
 	listen := fs.String("listen", "127.0.0.1:7420", "address to listen on (host:port); use 0.0.0.0:PORT to serve a team, behind TLS")
-	data := fs.String("data", defaultHubData(), "directory of the service's SQLite database")
+	data, db := hubStoreFlags(fs)
 	retention := fs.Duration("retention", 0, "history retention for every workspace, overriding the plans' (e.g. 720h); 0 = by plan")
 	sweepEvery := fs.Duration("sweep-every", time.Minute, "how often retention runs")
 	verbose := fs.Bool("v", false, "log debug details")
@@ -54,8 +57,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{msg: fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0))}
 	}
 	log := newLogger(stderr, *verbose)
+	if err := oneStore(fs, *db); err != nil {
+		return err
+	}
 
-	st, err := store.Open(ctx, hubDB(*data), nil)
+	st, where, err := openHubStore(ctx, *data, *db, log)
 	if err != nil {
 		return err
 	}
@@ -66,8 +72,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The dashboard's denials come from a mirror of the log with
 	// projections: a cache rebuilt by each run (so it never outgrows the
-	// log's retention for long).
+	// log's retention for long), in the data dir, or a temp dir of this
+	// instance's own when the state is in PostgreSQL.
 	cache := filepath.Join(*data, "dashboard-cache")
+	if *db != "" {
+		if cache, err = os.MkdirTemp("", "crosscode-dashboard-"); err != nil {
+			return fmt.Errorf("dashboard cache: %w", err)
+		}
+	}
 	if err := os.RemoveAll(cache); err != nil {
 		return fmt.Errorf("dashboard cache: %w", err)
 	}
@@ -78,10 +90,66 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer mirror.Close()
 	dash := dashboard.New(&dashboard.Options{Logger: log, Denials: &dashboard.MirroredDenials{Log: st, Mirror: mirror}})
-	srv := hub.New(hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log, Routes: dash.Routes})
-	log.Info("coordination service", "data", st.Path(), "retention", retentionText(*retention), "sweepEvery", *sweepEvery)
+	cfg := hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log, Routes: dash.Routes}
+	if *db != "" {
+		// Other instances announce presence changes; reading it every
+		// second too covers a lost notice.
+		cfg.Follow = time.Second
+	}
+	srv := hub.New(cfg)
+	log.Info("coordination service", "database", where, "retention", retentionText(*retention), "sweepEvery", *sweepEvery)
 	fmt.Fprintf(stdout, "listening on http://%s\n", l.Addr())
 	return srv.Serve(ctx, l)
+}
+
+// hubStoreFlags adds --data and --db, the two places the service's state
+// can be: a SQLite file in a directory, or a PostgreSQL database.
+func hubStoreFlags(fs *flag.FlagSet) (data, db *string) {
+	data = fs.String("data", defaultHubData(), "directory of the service's SQLite database")
+	db = fs.String("db", os.Getenv("CROSSCODE_HUB_DB"), "PostgreSQL URL (postgres://USER@HOST/DB) of the service's database, which several serve instances may share; instead of --data [CROSSCODE_HUB_DB]")
+	return data, db
+}
+
+// oneStore refuses --data with --db: the state is in one place.
+func oneStore(fs *flag.FlagSet, db string) error {
+	dataSet := false
+	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
+	if dataSet && db != "" {
+		return usageError{msg: fmt.Sprintf("%s: --data (SQLite) and --db or CROSSCODE_HUB_DB (PostgreSQL) name two databases; give one", fs.Name())}
+	}
+	return nil
+}
+
+// hubStore is the service's database, of either kind.
+type hubStore interface {
+	hub.Store
+	CreateToken(ctx context.Context, workspace, plan string) (string, error)
+	Close() error
+}
+
+// openHubStore opens the PostgreSQL database at db (migrating it), or
+// else the SQLite file in data, and says which for the log.
+func openHubStore(ctx context.Context, data, db string, log *slog.Logger) (hubStore, string, error) {
+	if db != "" {
+		st, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, Logger: log})
+		if err != nil {
+			return nil, "", err
+		}
+		return st, redactURL(db), nil
+	}
+	st, err := store.Open(ctx, hubDB(data), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, st.Path(), nil
+}
+
+// redactURL hides a password in a database URL.
+func redactURL(db string) string {
+	if u, err := url.Parse(db); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	return "(a PostgreSQL connection string)"
 }
 
 func retentionText(d time.Duration) string {

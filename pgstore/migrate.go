@@ -1,0 +1,144 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// migrations are applied in order; crosscode_schema.version counts how many
+// ran. Never edit a released migration: append a new one.
+var migrations = []string{
+	// 1: the workspace log.
+	`
+CREATE TABLE workspaces (
+	id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name             text NOT NULL UNIQUE,
+	plan             text NOT NULL,
+	retained_through bigint NOT NULL DEFAULT 0, -- highest serverSequence retention deleted
+	created_us       bigint NOT NULL
+);
+-- Each workspace's counter: ingest locks the row, numbers the batch from
+-- seq and raises it in the same transaction, so a workspace's commits are
+-- in serverSequence order, without gaps. last_us (the newest ingestedAt)
+-- keeps ingestedAt from going back, whatever retention deletes.
+CREATE TABLE heads (
+	ws      bigint PRIMARY KEY REFERENCES workspaces (id),
+	seq     bigint NOT NULL DEFAULT 0,
+	last_us bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE tokens (
+	hash       bytea PRIMARY KEY, -- SHA-256 of the token; the token itself is never stored
+	ws         bigint NOT NULL REFERENCES workspaces (id),
+	created_us bigint NOT NULL
+);
+-- The ordered log; retention deletes old rows in serverSequence order.
+CREATE TABLE ops (
+	ws          bigint NOT NULL,
+	seq         bigint NOT NULL,
+	kind        smallint NOT NULL,
+	ingested_us bigint NOT NULL,
+	body        bytea NOT NULL, -- canonical envelope JSON without serverSequence/ingestedAt
+	PRIMARY KEY (ws, seq)
+);
+CREATE INDEX ops_by_kind ON ops (ws, kind, seq);
+-- One row per envelope ever ingested, kept for ever: (replicaId,
+-- clientSequence) identifies an envelope, and a retried upload gets its
+-- original receipt even after retention deleted the operation.
+CREATE TABLE receipts (
+	ws          bigint NOT NULL,
+	replica     text NOT NULL,
+	client_seq  bigint NOT NULL,
+	id          text NOT NULL,
+	seq         bigint NOT NULL,
+	ingested_us bigint NOT NULL,
+	hash        bytea NOT NULL, -- SHA-256 of the canonical envelope
+	PRIMARY KEY (ws, replica, client_seq)
+);
+-- Every entity id ever opened, with its kind, kept for ever.
+CREATE TABLE entities (
+	ws   bigint NOT NULL,
+	id   text NOT NULL,
+	kind smallint NOT NULL,
+	PRIMARY KEY (ws, id)
+);
+CREATE TABLE presence (
+	ws         bigint NOT NULL,
+	replica    text NOT NULL,
+	actor      text NOT NULL,
+	session    text NOT NULL,
+	agent      text NOT NULL, -- JSON, or ''
+	status     text NOT NULL,
+	updated_us bigint NOT NULL,
+	PRIMARY KEY (ws, replica)
+);
+`,
+}
+
+// SchemaVersion is the schema version this binary writes.
+var SchemaVersion = len(migrations)
+
+// migrationLock is the advisory lock key that serialises migrations of
+// instances starting at once.
+const migrationLock = 0x63636d5f6d6967 // "ccm_mig"
+
+// migrate applies the missing migrations in one transaction (PostgreSQL's
+// DDL is transactional: a failed migration leaves the schema as it was),
+// under an advisory lock, so instances starting together apply them once.
+func (s *Store) migrate(ctx context.Context) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS crosscode_schema (version int NOT NULL)"); err != nil {
+			return err
+		}
+		v, err := version(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("database schema version %d is newer than this binary supports (%d): upgrade crosscode-mcp", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d failed, nothing was changed: %w", i+1, err)
+			}
+		}
+		if v == len(migrations) {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM crosscode_schema"); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO crosscode_schema (version) VALUES ($1)", len(migrations))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrate database: %w", Explain(err))
+	}
+	return nil
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func version(ctx context.Context, q querier) (int, error) {
+	var v int
+	err := q.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM crosscode_schema").Scan(&v)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // no table: a new database
+		return 0, nil
+	}
+	return v, err
+}
+
+// Version reports the database's schema version (0 for a new database).
+func (s *Store) Version(ctx context.Context) (int, error) {
+	v, err := version(ctx, s.pool)
+	return v, Explain(err)
+}
