@@ -22,13 +22,13 @@ func jsonMarshalIngest(e *protocol.Envelope) ([]byte, error) {
 }
 
 // subscribe opens a fan-out subscription and returns its connection and cursor.
-func subscribe(ctx context.Context, s *service, replica string) (*websocket.Conn, int64, error) {
-	c, _, err := websocket.Dial(ctx, strings.Replace(s.url, "http", "ws", 1)+"/v1/subscribe", nil)
+func subscribe(ctx context.Context, base, token, replica string) (*websocket.Conn, int64, error) {
+	c, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/v1/subscribe", nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	c.SetReadLimit(1 << 20)
-	req, _ := json.Marshal(protocol.WSSubscribe{Type: "subscribe", WorkspaceID: "mygame", ReplicaID: replica, AccessToken: s.token})
+	req, _ := json.Marshal(protocol.WSSubscribe{Type: "subscribe", WorkspaceID: "mygame", ReplicaID: replica, AccessToken: token})
 	if err := c.Write(ctx, websocket.MessageText, req); err != nil {
 		return nil, 0, err
 	}
@@ -48,8 +48,15 @@ func subscribe(ctx context.Context, s *service, replica string) (*websocket.Conn
 // client has its 200) to each subscriber's delivery, over every
 // (envelope, subscriber) pair. b.N is the number of envelopes.
 func BenchmarkFanOut(b *testing.B) {
-	const subscribers, rate, senders = 100, 1000, 8
 	s := startService(b, b.TempDir(), hub.Config{})
+	runFanOut(b, s.url, s.url, s.token)
+}
+
+// runFanOut ingests b.N envelopes at 1,000/s through ingest while 100
+// subscribers of subscribe (the same instance or another) receive them,
+// and reports the latency from each receipt to each delivery.
+func runFanOut(b *testing.B, ingest, subscribeTo, token string) {
+	const subscribers, rate, senders = 100, 1000, 8
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -60,7 +67,7 @@ func BenchmarkFanOut(b *testing.B) {
 	got := make([][]delivery, subscribers)
 	var readers sync.WaitGroup
 	for i := range subscribers {
-		c, _, err := subscribe(ctx, s, fmt.Sprintf("sub_%d", i))
+		c, _, err := subscribe(ctx, subscribeTo, token, fmt.Sprintf("sub_%d", i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +113,7 @@ func BenchmarkFanOut(b *testing.B) {
 			for body := range work {
 				<-tick.C
 				start := time.Now()
-				status, resp, err := post(c, s.url+"/v1/"+collection(body), s.token, body)
+				status, resp, err := post(c, ingest+"/v1/"+collection(body), token, body)
 				done := time.Now()
 				if err != nil || status != http.StatusOK {
 					b.Errorf("ingest: %v %d %s", err, status, resp)

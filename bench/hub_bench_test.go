@@ -4,21 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -77,20 +73,6 @@ func newClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}}
 }
 
-// bodies pre-encodes n ingest bodies for one replica.
-func bodies(replica string, n int) [][]byte {
-	r := fixture.NewReplica("mygame", replica, replica+"@example.com")
-	out := make([][]byte, n)
-	for i := range out {
-		b, err := json.Marshal(protocol.IngestRequest{Envelope: r.Any(replica, i)})
-		if err != nil {
-			panic(err)
-		}
-		out[i] = b
-	}
-	return out
-}
-
 func collection(body []byte) string {
 	var probe struct {
 		Envelope struct {
@@ -117,40 +99,11 @@ func post(c *http.Client, url, token string, body []byte) (int, []byte, error) {
 // runClients sends b.N envelopes from `clients` concurrent clients, each its
 // own replica sending in clientSequence order, and reports envelopes/s.
 func runClients(b *testing.B, clients int, base, token string) {
-	per := b.N/clients + 1
-	work := make([][][]byte, clients)
-	urls := make([][]string, clients)
-	for c := range clients {
-		work[c] = bodies(fmt.Sprintf("rep_%d_%d", c, time.Now().UnixNano()), per)
-		for _, body := range work[c] {
-			urls[c] = append(urls[c], base+"/v1/"+collection(body))
-		}
+	ts := make([][]target, clients)
+	for c := range ts {
+		ts[c] = []target{{base, token, "mygame"}}
 	}
-	client := newClient()
-	var sent atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	cpu0 := cpuSeconds()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i, body := range work[c] {
-				if sent.Add(1) > int64(b.N) {
-					return
-				}
-				status, resp, err := post(client, urls[c][i], token, body)
-				if err != nil || status != http.StatusOK {
-					b.Errorf("ingest: %v %d %s", err, status, resp)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "envelopes/s")
-	b.ReportMetric(cpuSeconds()-cpu0, "cpu-s")
+	runTargets(b, ts)
 }
 
 // BenchmarkIngestHTTP: 16 concurrent HTTP clients, every receipt durable

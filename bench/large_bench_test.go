@@ -37,20 +37,8 @@ func bigStore(b *testing.B) string {
 		if _, err := st.EnsureWorkspace(ctx, "mygame", ""); err != nil {
 			b.Fatal(err)
 		}
-		const replicas, batch = 50, 2000
-		reps := make([]*fixture.Replica, replicas)
-		for i := range reps {
-			reps[i] = fixture.NewReplica("mygame", fmt.Sprintf("rep_%d", i), fmt.Sprintf("actor%d@example.com", i))
-		}
-		for done := 0; done < bigOps; done += batch {
-			items := make([]store.Item, batch)
-			for i := range items {
-				n := done + i
-				items[i] = store.Item{Workspace: "mygame", Envelope: reps[n%replicas].Any("big", n)}
-			}
-			if _, err := st.IngestBatch(ctx, items); err != nil {
-				b.Fatal(err)
-			}
+		if err := fillBigWorkspace(ctx, st.IngestBatch); err != nil {
+			b.Fatal(err)
 		}
 		if err := st.Close(); err != nil {
 			b.Fatal(err)
@@ -62,6 +50,27 @@ func bigStore(b *testing.B) string {
 	dir := b.TempDir()
 	copyFile(b, filepath.Join(cache, "hub.db"), filepath.Join(dir, "hub.db"))
 	return dir
+}
+
+// fillBigWorkspace ingests the 1,000,000 operations of every kind of the
+// big workspace "mygame" (which must exist) in batches of 2,000.
+func fillBigWorkspace(ctx context.Context, ingest store.BatchFunc) error {
+	const replicas, batch = 50, 2000
+	reps := make([]*fixture.Replica, replicas)
+	for i := range reps {
+		reps[i] = fixture.NewReplica("mygame", fmt.Sprintf("rep_%d", i), fmt.Sprintf("actor%d@example.com", i))
+	}
+	for done := 0; done < bigOps; done += batch {
+		items := make([]store.Item, batch)
+		for i := range items {
+			n := done + i
+			items[i] = store.Item{Workspace: "mygame", Envelope: reps[n%replicas].Any("big", n)}
+		}
+		if _, err := ingest(ctx, items); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func copyFile(b *testing.B, from, to string) {
@@ -104,6 +113,11 @@ func get(c *http.Client, url, token string) (int, []byte, error) {
 // 1,000,000-operation workspace, over HTTP, whole envelopes, protocolVersion=2.
 func BenchmarkPage1000From1M(b *testing.B) {
 	s := startService(b, bigStore(b), hub.Config{})
+	benchPages(b, s.url, s.token)
+}
+
+// benchPages reads random 1,000-item pages of every kind and of claims.
+func benchPages(b *testing.B, base, token string) {
 	c := newClient()
 	for _, tc := range []struct{ name, path string }{
 		{"events", "/v1/events"},
@@ -113,7 +127,7 @@ func BenchmarkPage1000From1M(b *testing.B) {
 			var bytes int
 			for i := 0; i < b.N; i++ {
 				after := rand.IntN(bigOps - 10*1000)
-				status, body, err := get(c, fmt.Sprintf("%s%s?afterSequence=%d&limit=1000&protocolVersion=2", s.url, tc.path, after), s.token)
+				status, body, err := get(c, fmt.Sprintf("%s%s?afterSequence=%d&limit=1000&protocolVersion=2", base, tc.path, after), token)
 				if err != nil || status != http.StatusOK {
 					b.Fatalf("page: %v %d %.200s", err, status, body)
 				}
@@ -136,53 +150,58 @@ func BenchmarkRetentionSweep1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c := newClient()
-		stop := make(chan struct{})
-		var lat []time.Duration
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := fixture.NewReplica("live", "rep_live", "ada@example.com")
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := mustIngestBody(r, n)
-				start := time.Now()
-				status, resp, err := post(c, s.url+"/v1/"+collection(body), tok, body)
-				if err != nil || status != http.StatusOK {
-					b.Errorf("ingest during sweep: %v %d %s", err, status, resp)
-					return
-				}
-				lat = append(lat, time.Since(start))
-			}
-		}()
-		b.StartTimer()
-		start := time.Now()
-		// Everything in "mygame" (plan team) is past retention; "live"
-		// (enterprise, kept here) is where the client ingests meanwhile.
-		keep := func(plan string) time.Duration {
-			if plan == "enterprise" {
-				return 0
-			}
-			return time.Hour
-		}
-		res, err := s.st.Sweep(context.Background(), time.Now().Add(48*time.Hour), keep, nil)
-		took := time.Since(start)
-		b.StopTimer()
-		close(stop)
-		wg.Wait()
-		if err != nil || res.Deleted != bigOps {
-			b.Fatalf("sweep: %v %+v", err, res)
-		}
-		b.ReportMetric(took.Seconds(), "s/sweep")
-		b.ReportMetric(float64(len(lat)), "ingests-during")
-		b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ingest-ms")
-		b.ReportMetric(ms(percentile(lat, 1)), "max-ingest-ms")
+		sweepUnderIngest(b, s.url, tok, "live", s.st.Sweep)
 	}
+}
+
+// sweepUnderIngest runs sweep over everything of plan team (all of it past
+// retention) while a client ingests into workspace (plan enterprise, kept)
+// over HTTP, and reports the sweep's time and the ingest latencies.
+func sweepUnderIngest(b *testing.B, base, token, workspace string, sweep func(context.Context, time.Time, func(string) time.Duration, *store.SweepOptions) (*store.SweepResult, error)) {
+	c := newClient()
+	stop := make(chan struct{})
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := fixture.NewReplica(workspace, "rep_live", "ada@example.com")
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			body := mustIngestBody(r, n)
+			start := time.Now()
+			status, resp, err := post(c, base+"/v1/"+collection(body), token, body)
+			if err != nil || status != http.StatusOK {
+				b.Errorf("ingest during sweep: %v %d %s", err, status, resp)
+				return
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}()
+	b.StartTimer()
+	start := time.Now()
+	keep := func(plan string) time.Duration {
+		if plan == "enterprise" {
+			return 0
+		}
+		return time.Hour
+	}
+	res, err := sweep(context.Background(), time.Now().Add(48*time.Hour), keep, nil)
+	took := time.Since(start)
+	b.StopTimer()
+	close(stop)
+	wg.Wait()
+	if err != nil || res.Deleted != bigOps {
+		b.Fatalf("sweep: %v %+v", err, res)
+	}
+	b.ReportMetric(took.Seconds(), "s/sweep")
+	b.ReportMetric(float64(len(lat)), "ingests-during")
+	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ingest-ms")
+	b.ReportMetric(ms(percentile(lat, 1)), "max-ingest-ms")
 }
 
 func mustIngestBody(r *fixture.Replica, n int) []byte {

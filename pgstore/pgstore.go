@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // Options configure Open. A nil *Options means the defaults.
@@ -53,8 +55,7 @@ type Store struct {
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
-	tokenMu    sync.Mutex
-	tokenCache map[[32]byte]tokenEntry
+	tokens store.TokenCache
 }
 
 // MinServerVersion is the oldest PostgreSQL this store supports.
@@ -106,7 +107,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), wsIDs: map[string]int64{}, tokenCache: map[[32]byte]tokenEntry{}}
+	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), wsIDs: map[string]int64{}}
 	s.logf = func(string, error) {}
 	if o.Logger != nil {
 		s.logf = func(msg string, err error) { o.Logger.Warn(msg, "err", err) }
@@ -241,3 +242,6 @@ func Inspect(ctx context.Context, url string) (*Info, error) {
 	}
 	return &info, nil
 }
+
+// Pool is the store's connection pool, for maintenance and benchmarks.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // SetPresence records a replica's presence and returns it as the fan-out
@@ -19,13 +19,9 @@ func (s *Store) SetPresence(ctx context.Context, workspace string, p *protocol.P
 	if err != nil {
 		return nil, fmt.Errorf("set presence: %w", err)
 	}
-	agent := ""
-	if p.Agent != nil {
-		b, err := json.Marshal(p.Agent)
-		if err != nil {
-			return nil, fmt.Errorf("set presence: %w", err)
-		}
-		agent = string(b)
+	agent, err := store.AgentJSON(p.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("set presence: %w", err)
 	}
 	now := micros(time.Now())
 	_, err = s.pool.Exec(ctx, `INSERT INTO presence (ws, replica, actor, session, agent, status, updated_us) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -84,18 +80,10 @@ func (s *Store) Presence(ctx context.Context, workspace string) ([]*protocol.Rem
 }
 
 func scanPresence(row pgx.Row, workspace string) (*protocol.RemotePresence, error) {
-	p := &protocol.RemotePresence{WorkspaceID: workspace}
-	var agent, status string
+	var replica, actor, session, agent, status string
 	var us int64
-	if err := row.Scan(&p.SenderReplicaID, &p.ActorID, &p.SessionID, &agent, &status, &us); err != nil {
+	if err := row.Scan(&replica, &actor, &session, &agent, &status, &us); err != nil {
 		return nil, err
 	}
-	if agent != "" {
-		p.Agent = new(protocol.Agent)
-		if err := json.Unmarshal([]byte(agent), p.Agent); err != nil {
-			return nil, err
-		}
-	}
-	p.Status, p.UpdatedAt = protocol.PresenceStatus(status), fromMicros(us)
-	return p, nil
+	return store.PresenceOf(workspace, replica, actor, session, agent, status, us)
 }

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,46 +16,10 @@ import (
 // which ingest holds), and raises the watermark below which cursors are
 // refused as too old. Instances sweeping at once take turns per batch.
 func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan string) time.Duration, opts *store.SweepOptions) (*store.SweepResult, error) {
-	o := store.SweepOptions{BatchSize: 1000, Pause: time.Millisecond}
-	if opts != nil {
-		if opts.BatchSize > 0 {
-			o.BatchSize = opts.BatchSize
-		}
-		if opts.Pause > 0 {
-			o.Pause = opts.Pause
-		}
-	}
-	wss, err := s.Workspaces(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	res := &store.SweepResult{Watermarks: map[string]int64{}}
-	for _, ws := range wss {
-		keep := retentionFor(ws.Plan)
-		if keep <= 0 {
-			continue
-		}
-		cutoff := micros(now.Add(-keep))
-		for {
-			n, mark, err := s.sweepBatch(ctx, ws.ID, cutoff, o.BatchSize)
-			if err != nil {
-				return res, fmt.Errorf("sweep %q: %w", ws.Name, Explain(err))
-			}
-			if n > 0 {
-				res.Deleted += n
-				res.Watermarks[ws.Name] = mark
-			}
-			if n < int64(o.BatchSize) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return res, ctx.Err()
-			case <-time.After(o.Pause):
-			}
-		}
-	}
-	return res, nil
+	return store.SweepWith(ctx, now, retentionFor, opts, s.Workspaces, func(ctx context.Context, ws, cutoff int64, limit int) (int64, int64, error) {
+		n, mark, err := s.sweepBatch(ctx, ws, cutoff, limit)
+		return n, mark, Explain(err)
+	})
 }
 
 // sweepBatch deletes up to limit of the oldest operations of ws ingested

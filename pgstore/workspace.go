@@ -2,9 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -124,8 +121,6 @@ func (s *Store) workspaceID(ctx context.Context, name string) (int64, error) {
 	return id, nil
 }
 
-const tokenPrefix = "ccm_"
-
 // CreateToken creates the workspace if it is new (with plan, or
 // store.DefaultPlan) and returns a new access token for it. Only the
 // token's SHA-256 is stored.
@@ -139,51 +134,28 @@ func (s *Store) CreateToken(ctx context.Context, workspace, plan string) (string
 	if err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
+	token, hash, err := store.NewToken()
+	if err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
-	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	hash := sha256.Sum256([]byte(token))
 	if _, err := s.pool.Exec(ctx, "INSERT INTO tokens (hash, ws, created_us) VALUES ($1, $2, $3)", hash[:], ws.ID, micros(time.Now())); err != nil {
 		return "", fmt.Errorf("create token: %w", Explain(err))
 	}
 	return token, nil
 }
 
-type tokenEntry struct {
-	name    string
-	expires time.Time
-}
-
-// tokenCacheTTL bounds how long a token lookup is remembered.
-const tokenCacheTTL = time.Minute
-
 // Authenticate returns the name of the workspace token belongs to, or
-// store.ErrBadToken. Tokens are looked up by their SHA-256, so the
-// comparison never touches the secret itself.
+// store.ErrBadToken (see store.TokenCache).
 func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
-	hash := sha256.Sum256([]byte(token))
-	now := time.Now()
-	s.tokenMu.Lock()
-	e, ok := s.tokenCache[hash]
-	s.tokenMu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.name, nil
-	}
-	var name string
-	err := s.pool.QueryRow(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = $1", hash[:]).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", store.ErrBadToken
-	}
-	if err != nil {
-		return "", fmt.Errorf("authenticate: %w", Explain(err))
-	}
-	s.tokenMu.Lock()
-	if len(s.tokenCache) > 10_000 {
-		clear(s.tokenCache)
-	}
-	s.tokenCache[hash] = tokenEntry{name: name, expires: now.Add(tokenCacheTTL)}
-	s.tokenMu.Unlock()
-	return name, nil
+	return s.tokens.Authenticate(token, func(hash []byte) (string, error) {
+		var name string
+		err := s.pool.QueryRow(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = $1", hash).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return "", store.ErrBadToken
+		}
+		if err != nil {
+			return "", fmt.Errorf("authenticate: %w", Explain(err))
+		}
+		return name, nil
+	})
 }

@@ -18,13 +18,9 @@ func (s *Store) SetPresence(ctx context.Context, workspace string, p *protocol.P
 	if err != nil {
 		return nil, fmt.Errorf("set presence: %w", err)
 	}
-	agent := ""
-	if p.Agent != nil {
-		b, err := json.Marshal(p.Agent)
-		if err != nil {
-			return nil, fmt.Errorf("set presence: %w", err)
-		}
-		agent = string(b)
+	agent, err := AgentJSON(p.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("set presence: %w", err)
 	}
 	now := time.Now()
 	_, err = s.w.ExecContext(ctx, `INSERT INTO presence (ws, replica, actor, session, agent, status, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -87,18 +83,33 @@ func (s *Store) Presence(ctx context.Context, workspace string) ([]*protocol.Rem
 
 // scanPresence reads one row of presenceCols.
 func scanPresence(row rowScanner, workspace string) (*protocol.RemotePresence, error) {
-	p := &protocol.RemotePresence{WorkspaceID: workspace}
-	var agent, status string
+	var replica, actor, session, agent, status string
 	var us int64
-	if err := row.Scan(&p.SenderReplicaID, &p.ActorID, &p.SessionID, &agent, &status, &us); err != nil {
+	if err := row.Scan(&replica, &actor, &session, &agent, &status, &us); err != nil {
 		return nil, err
 	}
+	return PresenceOf(workspace, replica, actor, session, agent, status, us)
+}
+
+// PresenceOf builds a presence from a stored row (agent as AgentJSON
+// stored it, updated in unix microseconds); both stores keep it so.
+func PresenceOf(workspace, replica, actor, session, agent, status string, updatedUs int64) (*protocol.RemotePresence, error) {
+	p := &protocol.RemotePresence{WorkspaceID: workspace, SenderReplicaID: replica, ActorID: actor, SessionID: session,
+		Status: protocol.PresenceStatus(status), UpdatedAt: fromMicros(updatedUs)}
 	if agent != "" {
 		p.Agent = new(protocol.Agent)
 		if err := json.Unmarshal([]byte(agent), p.Agent); err != nil {
 			return nil, err
 		}
 	}
-	p.Status, p.UpdatedAt = protocol.PresenceStatus(status), fromMicros(us)
 	return p, nil
+}
+
+// AgentJSON is how a presence's agent is stored: its JSON, or "" for none.
+func AgentJSON(a *protocol.Agent) (string, error) {
+	if a == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(a)
+	return string(b), err
 }

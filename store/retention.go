@@ -31,6 +31,19 @@ type SweepResult struct {
 // batches, and records per workspace the highest deleted serverSequence,
 // below which cursors are refused as too old.
 func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan string) time.Duration, opts *SweepOptions) (*SweepResult, error) {
+	return SweepWith(ctx, now, retentionFor, opts, s.Workspaces, s.sweepBatch)
+}
+
+// SweepBatch deletes up to limit of the oldest operations of workspace id
+// ws ingested before cutoff (unix microseconds), stopping at the first
+// that is not, in one short transaction, and returns how many it deleted
+// and the new watermark.
+type SweepBatch func(ctx context.Context, ws, cutoff int64, limit int) (deleted, watermark int64, err error)
+
+// SweepWith is the retention sweep of any store: per workspace of list,
+// batches of batch until one deletes less than a batch, pausing between.
+func SweepWith(ctx context.Context, now time.Time, retentionFor func(plan string) time.Duration, opts *SweepOptions,
+	list func(context.Context) ([]*Workspace, error), batch SweepBatch) (*SweepResult, error) {
 	o := SweepOptions{BatchSize: 1000, Pause: time.Millisecond}
 	if opts != nil {
 		if opts.BatchSize > 0 {
@@ -40,7 +53,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan
 			o.Pause = opts.Pause
 		}
 	}
-	wss, err := s.Workspaces(ctx)
+	wss, err := list(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
@@ -52,7 +65,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retentionFor func(plan
 		}
 		cutoff := micros(now.Add(-keep))
 		for {
-			n, mark, err := s.sweepBatch(ctx, ws.ID, cutoff, o.BatchSize)
+			n, mark, err := batch(ctx, ws.ID, cutoff, o.BatchSize)
 			if err != nil {
 				return res, fmt.Errorf("sweep %q: %w", ws.Name, err)
 			}

@@ -57,8 +57,7 @@ type Store struct {
 	stmts   map[string]*sql.Stmt // writerStatements, prepared on w at Open, reused by every batch
 	inserts insertStmts          // the multi-row inserts, prepared on w at Open
 
-	tokenMu    sync.Mutex
-	tokenCache map[[32]byte]tokenEntry
+	tokens TokenCache
 }
 
 // Connection roles. Each has its own pool and DSN.
@@ -121,7 +120,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}, tokenCache: map[[32]byte]tokenEntry{}}
+	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		w.Close()

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -180,16 +181,32 @@ func (s *Store) CreateToken(ctx context.Context, workspace, plan string) (string
 	if err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
+	token, hash, err := NewToken()
+	if err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
-	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	hash := sha256.Sum256([]byte(token))
 	if _, err := s.w.ExecContext(ctx, "INSERT INTO tokens (hash, ws, created_us) VALUES (?, ?, ?)", hash[:], ws.ID, micros(time.Now())); err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
 	return token, nil
+}
+
+// NewToken returns a new random access token and its SHA-256, which is
+// all a store keeps of it.
+func NewToken() (string, [32]byte, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", [32]byte{}, err
+	}
+	token := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	return token, sha256.Sum256([]byte(token)), nil
+}
+
+// TokenCache remembers token lookups for a minute, so authenticating a
+// request seldom reads the database. The zero value is ready to use.
+type TokenCache struct {
+	mu sync.Mutex
+	m  map[[32]byte]tokenEntry
 }
 
 type tokenEntry struct {
@@ -200,31 +217,45 @@ type tokenEntry struct {
 // tokenCacheTTL bounds how long a token lookup is remembered.
 const tokenCacheTTL = time.Minute
 
+// Authenticate returns the workspace of token, from memory or else from
+// load, which looks the token's SHA-256 up (returning ErrBadToken for an
+// unknown one). Tokens are found by their hash, so no comparison ever
+// touches the secret itself, and each takes the same time.
+func (c *TokenCache) Authenticate(token string, load func(hash []byte) (string, error)) (string, error) {
+	hash := sha256.Sum256([]byte(token))
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.m[hash]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.name, nil
+	}
+	name, err := load(hash[:])
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 10_000 {
+		c.m = map[[32]byte]tokenEntry{}
+	}
+	c.m[hash] = tokenEntry{name: name, expires: now.Add(tokenCacheTTL)}
+	c.mu.Unlock()
+	return name, nil
+}
+
 // Authenticate returns the name of the workspace token belongs to, or
 // ErrBadToken. Tokens are looked up by their SHA-256, so the comparison
 // never touches the secret itself and takes the same time for every token.
 func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
-	hash := sha256.Sum256([]byte(token))
-	now := time.Now()
-	s.tokenMu.Lock()
-	e, ok := s.tokenCache[hash]
-	s.tokenMu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.name, nil
-	}
-	var name string
-	err := s.readQueryRow(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = ?", hash[:]).Scan(&name)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrBadToken
-	}
-	if err != nil {
-		return "", fmt.Errorf("authenticate: %w", err)
-	}
-	s.tokenMu.Lock()
-	if len(s.tokenCache) > 10_000 {
-		clear(s.tokenCache)
-	}
-	s.tokenCache[hash] = tokenEntry{name: name, expires: now.Add(tokenCacheTTL)}
-	s.tokenMu.Unlock()
-	return name, nil
+	return s.tokens.Authenticate(token, func(hash []byte) (string, error) {
+		var name string
+		err := s.readQueryRow(ctx, "SELECT w.name FROM tokens t JOIN workspaces w ON w.id = t.ws WHERE t.hash = ?", hash).Scan(&name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrBadToken
+		}
+		if err != nil {
+			return "", fmt.Errorf("authenticate: %w", err)
+		}
+		return name, nil
+	})
 }
