@@ -57,6 +57,9 @@ type Options struct {
 	// VideoDir, if set, is where videos made from frames are kept while
 	// the dashboard runs. Empty: no videos.
 	VideoDir string
+	// MediaDir is where the capture tools keep the videos they made
+	// (<data>/capture/media/<op>.mp4); one there is served as it is.
+	MediaDir string
 	// Denials, if set, serves arbitration's denials (GET /v1/denials).
 	Denials Denials
 	// Session, if set, is the local dashboard's session: it answers

@@ -32,6 +32,7 @@ type localDash struct {
 	Port  int
 	agent *store.Ingester // ingests into the workspace file as an agent does
 	st    *store.Store    // the agent's handle
+	media string          // where the capture tools put the videos they made
 }
 
 func newLocal(t testing.TB) *localDash {
@@ -64,7 +65,8 @@ func newLocal(t testing.TB) *localDash {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	gate := dashboard.NewLocal(wsName, port)
-	dash := dashboard.New(&dashboard.Options{Captures: caps, FrameDir: frameDir, VideoDir: t.TempDir(),
+	mediaDir := filepath.Join(data, "capture", "media")
+	dash := dashboard.New(&dashboard.Options{Captures: caps, FrameDir: frameDir, VideoDir: t.TempDir(), MediaDir: mediaDir,
 		Denials: dashboard.ProjectedDenials{Store: st}, Session: gate.Session})
 	srv := hub.New(hub.Config{Store: st, Routes: dash.Routes, Authenticate: gate.Authenticate, Wrap: gate.Wrap,
 		Follow: 50 * time.Millisecond, SweepEvery: -1})
@@ -82,7 +84,7 @@ func newLocal(t testing.TB) *localDash {
 		caps.Close()
 		st.Close()
 	})
-	return &localDash{URL: gate.URL(), Base: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, agent: in, st: agentSt}
+	return &localDash{URL: gate.URL(), Base: fmt.Sprintf("http://127.0.0.1:%d", port), Port: port, agent: in, st: agentSt, media: mediaDir}
 }
 
 // ingest writes envelopes the way a local agent does: into the file, in
@@ -251,6 +253,16 @@ func TestLocalGate(t *testing.T) {
 	var sess struct{ Mode, Token string }
 	if json.Unmarshal([]byte(body), &sess); code != http.StatusOK || sess.Mode != "local" || sess.Token == "" {
 		t.Errorf("POST /dashboard/session: %d %s", code, body)
+	}
+	// A video the capture tools made is served as it is.
+	if err := os.MkdirAll(d.media, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.media, "op_jump1.mp4"), []byte("made by get_capture"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := status(t, withCookie("GET", "/v1/captures/op_jump1/video.mp4")); code != http.StatusOK || body != "made by get_capture" {
+		t.Errorf("the capture tools' video: %d %q", code, body)
 	}
 	// A cookie of another dashboard (another port) does not work here.
 	forged, _ := http.NewRequest("GET", d.Base+"/v1/events", nil)

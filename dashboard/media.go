@@ -122,6 +122,13 @@ func (d *Dashboard) captureVideo(w http.ResponseWriter, r *http.Request, _ strin
 	}
 	// The op id is the controller's own (checked like every protocol id),
 	// but it names a file here: keep only what is safe in a name.
+	if d.opts.MediaDir != "" && safeName(op) == op {
+		// The capture tools made one already (bridge/cappy's Service.Video).
+		if made := filepath.Join(d.opts.MediaDir, op+".mp4"); fileExists(made) {
+			serveFileAs(w, r, made, "video/mp4")
+			return
+		}
+	}
 	out := filepath.Join(d.opts.VideoDir, safeName(op)+"-"+strconv.FormatInt(c.Frames, 10)+".mp4")
 	unlock := d.videos.lock(op)
 	defer unlock()
@@ -180,4 +187,9 @@ func safeName(s string) string {
 		}
 	}
 	return string(b)
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -93,7 +93,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	gate := dashboard.NewLocal(workspace, l.Addr().(*net.TCPAddr).Port)
 	dash := dashboard.New(&dashboard.Options{
-		Captures: caps, FrameDir: filepath.Join(captureDir, "frames"), VideoDir: videos,
+		Captures: caps, FrameDir: filepath.Join(captureDir, "frames"), VideoDir: videos, MediaDir: filepath.Join(captureDir, "media"),
 		Denials: dashboard.ProjectedDenials{Store: st}, Session: gate.Session, Logger: log,
 	})
 	srv := hub.New(hub.Config{Store: st, Logger: log, Routes: dash.Routes, Authenticate: gate.Authenticate, Wrap: gate.Wrap,
