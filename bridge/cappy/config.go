@@ -40,6 +40,10 @@ type FramesConfig struct {
 	// DivergenceThreshold is the picture difference (0-1) over which a
 	// replay's frame differs from its recording's (default 0.02).
 	DivergenceThreshold float64 `json:"divergenceThreshold,omitempty"`
+	// DivergenceCellThreshold is the largest change (0-1) one small area
+	// of the picture may have (a sprite drawn elsewhere) before the frame
+	// differs (default 0.3).
+	DivergenceCellThreshold float64 `json:"divergenceCellThreshold,omitempty"`
 	// MaxSkewMs is how far apart in simulation time a replay frame and a
 	// recording frame may be to be compared (default 20).
 	MaxSkewMs float64 `json:"maxSkewMs,omitempty"`
@@ -83,7 +87,7 @@ func (f *FramesConfig) Visual() *VisualOptions {
 	if f == nil {
 		return nil
 	}
-	return &VisualOptions{Threshold: f.DivergenceThreshold, MaxSkewMs: f.MaxSkewMs}
+	return &VisualOptions{Threshold: f.DivergenceThreshold, CellThreshold: f.DivergenceCellThreshold, MaxSkewMs: f.MaxSkewMs}
 }
 
 func (f *FramesConfig) validate() error {
@@ -103,6 +107,9 @@ func (f *FramesConfig) validate() error {
 	}
 	if f.DivergenceThreshold < 0 || f.DivergenceThreshold > 1 {
 		return errors.New("frames.divergenceThreshold: from 0 to 1")
+	}
+	if f.DivergenceCellThreshold < 0 || f.DivergenceCellThreshold > 1 {
+		return errors.New("frames.divergenceCellThreshold: from 0 to 1")
 	}
 	if f.MaxSkewMs < 0 {
 		return errors.New("frames.maxSkewMs: at least 0")

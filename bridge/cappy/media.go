@@ -397,10 +397,13 @@ type VisualDivergence struct {
 	// with no recording frame within MaxSkewMs of simulation time.
 	Compared  int     `json:"compared"`
 	Unpaired  int     `json:"unpaired,omitempty"`
-	Threshold float64 `json:"threshold"`
-	MaxSkewMs float64 `json:"maxSkewMs"`
-	// MaxDiff is the largest difference of the pairs compared (0-1).
+	Threshold float64 `json:"threshold" jsonschema_description:"Of diff: the share of the picture that changed."`
+	// CellThreshold is the largest change one small area may have.
+	CellThreshold float64 `json:"cellThreshold"`
+	MaxSkewMs     float64 `json:"maxSkewMs"`
+	// MaxDiff and MaxCell are the largest of the pairs compared (0-1).
 	MaxDiff float64 `json:"maxDiff"`
+	MaxCell float64 `json:"maxCell"`
 	// Skipped says why the pictures were not compared (no frames on one
 	// side, another camera).
 	Skipped string `json:"skipped,omitempty"`
@@ -409,6 +412,7 @@ type VisualDivergence struct {
 	RecordingT float64 `json:"recordingT,omitempty"`
 	SimT       float64 `json:"simT,omitempty" jsonschema_description:"Their simulation time (t x timeScale)."`
 	Diff       float64 `json:"diff,omitempty"`
+	Cell       float64 `json:"cell,omitempty" jsonschema_description:"The largest change of one small area of that pair."`
 	Event      string  `json:"event,omitempty" jsonschema_description:"The replay event nearest that frame."`
 	Image      string  `json:"image,omitempty" jsonschema_description:"The two frames side by side (on disk)."`
 	picture    *Picture
@@ -419,9 +423,13 @@ func (d *VisualDivergence) Picture() *Picture { return d.picture }
 
 // VisualOptions tune CompareFrames.
 type VisualOptions struct {
-	// Threshold is the Diff over which two frames differ (default
-	// visual.DefaultDiffThreshold).
+	// Threshold is the Diff (the share of the picture that changed) over
+	// which two frames differ (default visual.DefaultDiffThreshold).
 	Threshold float64
+	// CellThreshold is the DiffMax (the largest change of one small area:
+	// a sprite in another place) over which two frames differ (default
+	// visual.DefaultDiffMaxThreshold).
+	CellThreshold float64
 	// MaxSkewMs is how far apart in simulation time two frames may be to
 	// be compared (default 20, about a frame at 50 Hz).
 	MaxSkewMs float64
@@ -442,13 +450,16 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 	if opt.Threshold <= 0 {
 		opt.Threshold = visual.DefaultDiffThreshold
 	}
+	if opt.CellThreshold <= 0 {
+		opt.CellThreshold = visual.DefaultDiffMaxThreshold
+	}
 	if opt.MaxSkewMs <= 0 {
 		opt.MaxSkewMs = 20
 	}
 	if opt.Budget <= 0 {
 		opt.Budget = 10 * time.Second
 	}
-	d := &VisualDivergence{Identical: true, Threshold: opt.Threshold, MaxSkewMs: opt.MaxSkewMs}
+	d := &VisualDivergence{Identical: true, Threshold: opt.Threshold, CellThreshold: opt.CellThreshold, MaxSkewMs: opt.MaxSkewMs}
 	rec, err := s.Store.Capture(ctx, recording)
 	if err != nil {
 		return nil, err
@@ -503,15 +514,15 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 			d.Skipped = fmt.Sprintf("compared for %s and stopped at t=%s: the rest is not compared", opt.Budget, ms(f.T))
 			break
 		}
-		diff, err := s.frameDiff(ctx, recording, best, replay, &f)
+		diff, cell, err := s.frameDiff(ctx, recording, best, replay, &f)
 		if err != nil {
 			return nil, err
 		}
 		d.Compared++
-		d.MaxDiff = max(d.MaxDiff, diff)
-		if diff > opt.Threshold {
+		d.MaxDiff, d.MaxCell = max(d.MaxDiff, diff), max(d.MaxCell, cell)
+		if diff > opt.Threshold || cell > opt.CellThreshold {
 			d.Identical = false
-			d.T, d.RecordingT, d.SimT, d.Diff = f.T, best.T, sim, diff
+			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, sim, diff, cell
 			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
 				d.Event = sanitize.Line(e.Event, 120)
 			}
@@ -520,7 +531,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 				path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
 				if writeFileAtomic(path, jpg) == nil {
 					d.Image = path
-					d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f over %.3f)", diff, opt.Threshold),
+					d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f, largest area change %.3f)", diff, cell),
 						T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
 				}
 			}
@@ -582,21 +593,22 @@ func (s *Service) framePagerSeq(ctx context.Context, op string) iter.Seq[store.C
 	}
 }
 
-// frameDiff is the visual difference of two stored frames: 0 for equal
-// bytes, else the difference of their signatures.
-func (s *Service) frameDiff(ctx context.Context, opA string, a *store.CaptureFrame, opB string, b *store.CaptureFrame) (float64, error) {
+// frameDiff is the visual difference of two stored frames (the share of
+// the picture that changed, and the largest change of one area): 0 for
+// equal bytes, else from their signatures.
+func (s *Service) frameDiff(ctx context.Context, opA string, a *store.CaptureFrame, opB string, b *store.CaptureFrame) (float64, float64, error) {
 	if a.SHA256 != "" && a.SHA256 == b.SHA256 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	sa, err := s.signature(ctx, opA, a)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sb, err := s.signature(ctx, opB, b)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return visual.Diff(sa, sb), nil
+	return visual.Diff(sa, sb), visual.DiffMax(sa, sb), nil
 }
 
 // signature is a frame's visual signature, computed once and kept.

@@ -29,10 +29,12 @@ func mediaEnv(t *testing.T) (*Service, *env, *testAdapter) {
 	return s, e, connect(t, e, frameCaps...)
 }
 
-// shot is one frame of a scripted run: at t, a picture of colour c.
+// shot is one frame of a scripted run: at t, a picture of colour c, with
+// a small white box at boxX when it is not 0.
 type shot struct {
-	t float64
-	c color.RGBA
+	t    float64
+	c    color.RGBA
+	boxX int
 }
 
 // scriptedRun runs boss_intro with pres, sending the shots as 320x180 JPEG
@@ -57,7 +59,7 @@ func scriptedRun(t *testing.T, e *env, a *testAdapter, pres protocol.Presentatio
 				a.send(t, map[string]any{"type": "event", "op": o.ID, "t": tt, "event": events[tt]})
 			}
 		}
-		a.send(t, frameMsg(o.ID, sh.t, protocol.MimeJPEG, 320, 180, pictureQ(t, 320, 180, sh.c, q)))
+		a.send(t, frameMsg(o.ID, sh.t, protocol.MimeJPEG, 320, 180, pictureBox(t, 320, 180, sh.c, q, sh.boxX)))
 	}
 	a.send(t, map[string]any{"type": "completed", "op": o.ID})
 	wantOutcome(t, e, o, StatusCompleted, "")
@@ -65,12 +67,19 @@ func scriptedRun(t *testing.T, e *env, a *testAdapter, pres protocol.Presentatio
 }
 
 func pictureQ(t *testing.T, w, h int, c color.RGBA, q int) []byte {
+	return pictureBox(t, w, h, c, q, 0)
+}
+
+func pictureBox(t *testing.T, w, h int, c color.RGBA, q, boxX int) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
 			// A gradient over the colour, so JPEG quality changes the bytes.
 			img.Set(x, y, color.RGBA{c.R ^ uint8(x/8), c.G ^ uint8(y/8), c.B, 255})
+			if boxX > 0 && x >= boxX && x < boxX+20 && y >= 80 && y < 100 {
+				img.Set(x, y, color.RGBA{255, 255, 255, 255})
+			}
 		}
 	}
 	var out bytes.Buffer
@@ -85,7 +94,7 @@ var palette = []color.RGBA{{200, 40, 40, 255}, {40, 200, 40, 255}, {40, 40, 200,
 func fight(every float64) []shot {
 	var out []shot
 	for i, c := range palette {
-		out = append(out, shot{float64(i) * every, c})
+		out = append(out, shot{float64(i) * every, c, 0})
 	}
 	return out
 }
@@ -212,9 +221,9 @@ func TestCompareFrames(t *testing.T) {
 	// re-encoded, with extra frames in between.
 	var slow []shot
 	for i, sh := range fight(500) {
-		slow = append(slow, shot{sh.t * 2, sh.c})
+		slow = append(slow, shot{sh.t * 2, sh.c, 0})
 		if i < len(palette)-1 {
-			slow = append(slow, shot{sh.t*2 + 500, color.RGBA{0, 0, 0, 255}}) // no recording frame at this simulation time
+			slow = append(slow, shot{sh.t*2 + 500, color.RGBA{0, 0, 0, 255}, 0}) // no recording frame at this simulation time
 		}
 	}
 	same := scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, slow, 90, ev)
@@ -236,7 +245,7 @@ func TestCompareFrames(t *testing.T) {
 	ch := scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, func() []shot {
 		var out []shot
 		for _, sh := range changed {
-			out = append(out, shot{sh.t * 2, sh.c})
+			out = append(out, shot{sh.t * 2, sh.c, 0})
 		}
 		return out
 	}(), 90, ev)
@@ -249,6 +258,19 @@ func TestCompareFrames(t *testing.T) {
 	}
 	if img, err := jpeg.Decode(bytes.NewReader(d.Picture().JPEG)); err != nil || img.Bounds().Dx() > AgentWidth {
 		t.Fatalf("side by side: %v", err)
+	}
+	// A small sprite drawn somewhere else: little of the picture changes,
+	// one area a lot.
+	boxed := fight(500)
+	for i := range boxed {
+		boxed[i].boxX = 20
+	}
+	recBox := scriptedRun(t, e, a, nil, boxed, 90, ev)
+	boxed[3].boxX = 260
+	moved := scriptedRun(t, e, a, nil, boxed, 90, ev)
+	d, err = s.CompareFrames(ctx, recBox, moved, nil)
+	if err != nil || d.Identical || d.T != 1500 || d.Diff > d.Threshold || d.Cell <= d.CellThreshold {
+		t.Fatalf("moved sprite: %+v %v", d, err)
 	}
 	// Another camera: pictures are not compared.
 	cam := scriptedRun(t, e, a, protocol.Presentation{"camera": "overview"}, fight(500), 90, ev)
