@@ -758,20 +758,22 @@ export class Cappy {
     return this.#o.hooks.validate?.(op);
   }
 
-  async #prepareScenario(m) {
+  /**
+   * Prepares an operation: fill checks the request and fills the op in
+   * (throwing to refuse it); then ready, or failed with the thrown code
+   * (fallback for an error without one).
+   */
+  async #prepare(m, kind, fallback, fill) {
     if (!(await this.#admit(m.op))) return;
-    const op = new Op(this, m.op, 'scenario');
+    const op = new Op(this, m.op, kind);
     try {
-      const s = this.#scenarios.get(m.scenario);
-      if (!s) throw new CappyFailure(Code.SCENARIO_NOT_FOUND, `no scenario ${JSON.stringify(m.scenario)}`);
-      op.scenario = s.id;
-      op.params = resolveParameters(s, m.parameters);
+      await fill(op);
       checkPresentation(m.presentation, this.#has);
       op.presentation = m.presentation || {};
       op.framesRequest = this.#framesOf(m);
       await this.#validate(op);
     } catch (e) {
-      const f = failureOf(e, Code.INVALID_PARAMETERS);
+      const f = failureOf(e, fallback);
       this.#failed(m.op, f.code, f.message);
       return;
     }
@@ -779,24 +781,22 @@ export class Cappy {
     this.#send({ type: 'ready', op: op.id });
   }
 
-  async #prepareReplay(m) {
-    if (!(await this.#admit(m.op))) return;
-    const op = new Op(this, m.op, 'replay');
-    try {
+  #prepareScenario(m) {
+    return this.#prepare(m, 'scenario', Code.INVALID_PARAMETERS, (op) => {
+      const s = this.#scenarios.get(m.scenario);
+      if (!s) throw new CappyFailure(Code.SCENARIO_NOT_FOUND, `no scenario ${JSON.stringify(m.scenario)}`);
+      op.scenario = s.id;
+      op.params = resolveParameters(s, m.parameters);
+    });
+  }
+
+  #prepareReplay(m) {
+    return this.#prepare(m, 'replay', Code.REPLAY_INVALID, async (op) => {
       if (!this.#o.hooks.replay) throw new CappyFailure(Code.REPLAY_UNSUPPORTED, 'this game does not play replays');
-      checkPresentation(m.presentation, this.#has);
-      op.presentation = m.presentation || {};
-      op.framesRequest = this.#framesOf(m);
+      checkPresentation(m.presentation, this.#has); // before the replay is read
       op.replay = await readReplay(m.replay);
       op.replayInfo = { kind: m.replay.kind, format: m.replay.format, sha256: m.replay.sha256 };
-      await this.#validate(op);
-    } catch (e) {
-      const f = failureOf(e, Code.REPLAY_INVALID);
-      this.#failed(m.op, f.code, f.message);
-      return;
-    }
-    this.#cur = op;
-    this.#send({ type: 'ready', op: op.id });
+    });
   }
 
   async #recordStart(m) {
