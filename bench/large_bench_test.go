@@ -157,7 +157,7 @@ func BenchmarkRetentionSweep1M(b *testing.B) {
 // sweepUnderIngest runs sweep over everything of plan team (all of it past
 // retention) while a client ingests into workspace (plan enterprise, kept)
 // over HTTP, and reports the sweep's time and the ingest latencies.
-func sweepUnderIngest(b *testing.B, base, token, workspace string, sweep func(context.Context, time.Time, func(string) time.Duration, *store.SweepOptions) (*store.SweepResult, error)) {
+func sweepUnderIngest(b *testing.B, base, token, workspace string, sweep func(context.Context, time.Time, func(string) time.Duration, *store.SweepOptions) (*store.SweepResult, error)) map[string]float64 {
 	c := newClient()
 	stop := make(chan struct{})
 	var lat []time.Duration
@@ -198,10 +198,16 @@ func sweepUnderIngest(b *testing.B, base, token, workspace string, sweep func(co
 	if err != nil || res.Deleted != bigOps {
 		b.Fatalf("sweep: %v %+v", err, res)
 	}
-	b.ReportMetric(took.Seconds(), "s/sweep")
-	b.ReportMetric(float64(len(lat)), "ingests-during")
-	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ingest-ms")
-	b.ReportMetric(ms(percentile(lat, 1)), "max-ingest-ms")
+	m := map[string]float64{
+		"s/sweep":        took.Seconds(),
+		"ingests-during": float64(len(lat)),
+		"p99-ingest-ms":  ms(percentile(lat, 0.99)),
+		"max-ingest-ms":  ms(percentile(lat, 1)),
+	}
+	for unit, v := range m {
+		b.ReportMetric(v, unit)
+	}
+	return m
 }
 
 func mustIngestBody(r *fixture.Replica, n int) []byte {
