@@ -124,7 +124,8 @@ func (l *Launcher) Start(endpoint, token string) error {
 	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = logw, logw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Stop kills the whole group
-	launched := time.Now()                                // before the game can connect
+	dieWithUs(cmd.SysProcAttr)
+	launched := time.Now() // before the game can connect
 	if err := cmd.Start(); err != nil {
 		logw.Close()
 		return fmt.Errorf("launch %q: %w", l.Command[0], err)

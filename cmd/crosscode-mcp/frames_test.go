@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,7 +153,13 @@ func TestCaptureFramesSurviveKill9(t *testing.T) {
 		stored, _ = field(got, "frames", "stored").(float64)
 		return stored >= 3
 	})
+	game, _ := field(a.call("capture_status", nil), "game", "pid").(float64)
+	if game == 0 {
+		t.Fatal("capture_status names no game pid")
+	}
 	a.kill9()
+	// The game does not outlive its server, even one killed with no chance to stop it.
+	waitFor(t, "the game to die with its server", func() bool { return syscall.Kill(int(game), 0) != nil })
 
 	b := startAgent(t, "ada2", agentOpts{clientName: "claude-code", dir: repo, args: args})
 	got, imgs := b.callImages("get_capture", map[string]any{"op": op, "limit": 1, "keyframes": 2})

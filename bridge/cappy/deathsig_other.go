@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cappy
+
+import "syscall"
+
+// dieWithUs: only Linux can tie a child's life to its parent's.
+func dieWithUs(*syscall.SysProcAttr) {}
