@@ -329,3 +329,26 @@ test('frames: captured at the asked rate on the operation\'s clock, stored, and 
   assert.equal(none.status, 'completed');
   assert.equal(n, before);
 });
+
+test('reconnect: with reconnect on, a lost connection is made again, and an operation runs after it', async () => {
+  // A TCP proxy in front of the controller: closing its sockets is a
+  // lost connection to the adapter.
+  const { createServer, connect } = await import('node:net');
+  const target = new URL(ctl.endpoint);
+  const sockets = new Set();
+  const proxy = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    client.pipe(upstream).pipe(client);
+    for (const s of [client, upstream]) { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); }
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  const g = newGame({ endpoint: `ws://127.0.0.1:${proxy.address().port}`, reconnect: true });
+  await connected(g);
+  for (const s of sockets) s.destroy();
+  await ctl.idle();
+  await waitFor('the adapter to connect again', async () => (await ctl.call('capture_status')).adapter);
+  const run = await ctl.call('run_scenario', { scenario: 'count', parameters: { n: 2 } });
+  assert.equal(run.status, 'completed');
+  await g.cappy.close();
+  proxy.close();
+});
