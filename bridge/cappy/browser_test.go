@@ -1,14 +1,19 @@
 package cappy
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 func TestStaticServer(t *testing.T) {
@@ -180,4 +185,44 @@ func TestAllowOrigin(t *testing.T) {
 	if code := dial(page); code != http.StatusForbidden {
 		t.Fatalf("after the launches: %d, want 403", code)
 	}
+}
+
+// game.command with game.url: the dev server starts first, its url is
+// waited for, the browser opens it; Stop ends both.
+func TestBrowserWithDevServer(t *testing.T) {
+	node := sysdeps.Need(t, "node")
+	sysdeps.Need(t, "chromium")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	// Slow to start, as dev servers are: it listens after a second.
+	server := fmt.Sprintf(`setTimeout(() => require('http').createServer((q, s) => { console.log('GET ' + q.url); s.end('<!doctype html><script>console.error("page says hi")</script>'); }).listen(%d, '127.0.0.1'), 1000)`, port)
+	e := newEnv(t, nil)
+	logPath := filepath.Join(t.TempDir(), "game.log")
+	b := &BrowserLauncher{URL: fmt.Sprintf("http://127.0.0.1:%d/play?x=1", port), LogPath: logPath, Allow: e.ctrl.AllowOrigin,
+		Server: &Launcher{Command: []string{node, "-e", server}, LogPath: logPath}}
+	if err := b.Start(e.ctrl.Endpoint(), e.ctrl.Token()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the page's console in the log", func() bool { return strings.Contains(b.Tail(4096), "[console.error] page says hi") })
+	tail := b.Tail(4096)
+	if !strings.Contains(tail, "GET /play?x=1") || strings.Contains(tail, e.ctrl.Token()) {
+		t.Fatalf("log:\n%s", tail)
+	}
+	in := b.Info()
+	if !in.Running || in.PID == 0 || in.Starts != 1 || !b.Server.Running() {
+		t.Fatalf("after Start: %+v, dev server running %v", in, b.Server.Running())
+	}
+	b.Stop(5 * time.Second)
+	if b.Running() || b.Server.Running() || alive(in.PID) {
+		t.Fatalf("after Stop: browser running %v (pid %d alive %v), dev server running %v", b.Running(), in.PID, alive(in.PID), b.Server.Running())
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(b), ") Z ")
 }
