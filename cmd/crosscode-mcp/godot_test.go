@@ -91,6 +91,7 @@ func godotPID(t *testing.T, pgid int) int {
 // recording of scripted input and its replays (also at half speed), a
 // divergence once the game's code changed, and a killed game relaunched.
 func TestCaptureWithGodot(t *testing.T) {
+	t.Parallel() // mostly waiting on the engine: overlaps the package's other tests
 	_, repo, config, path := godotArena(t)
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo,
 		args: []string{"--actor", "ada@example.com", "--capture-config", config}, env: []string{path}})
@@ -185,6 +186,7 @@ func TestCaptureWithGodot(t *testing.T) {
 // keyframes show the arena, not a blank image, and a recording's replay at
 // half speed shows the same pictures at the same simulation times.
 func TestCaptureGodotFrames(t *testing.T) {
+	t.Parallel() // mostly waiting on the engine: overlaps the package's other tests
 	_, repo, config, path := godotArena(t)
 	var cfg map[string]any
 	b, err := os.ReadFile(config)
