@@ -123,3 +123,93 @@ func BenchmarkStressLoopback(b *testing.B) {
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
 	peer.Conn.Close(websocket.StatusNormalClosure, "")
 }
+
+// BenchmarkStressFrames: the stress scenario's events per second through
+// the adapter and a loopback WebSocket to the adaptertest controller,
+// without frames and with 10 fps of 640x360 JPEG frames (which the
+// adapter drops when its encoder is busy, so events do not wait). Each
+// message is read whole and its type told by its first bytes.
+func BenchmarkStressFrames(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		frames *protocol.FramesRequest
+	}{
+		{"none", nil},
+		{"10fps", &protocol.FramesRequest{FPS: 10, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := connect(b, demogame.New())
+			peer, ctx := h.Peer, h.Ctx
+			buf := make([]byte, 64<<10)
+			events, frames := 0, 0
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i += 300_000 {
+				n := min(300_000, b.N-i)
+				op := "op_" + strconv.Itoa(i)
+				peer.Send(ctx, &protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: "stress", Parameters: map[string]any{"events": float64(n)}, Frames: tc.frames},
+					&protocol.OpMessage{Type: "start", Op: op})
+				for done := false; !done; {
+					_, r, err := peer.Conn.Reader(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					k, _ := io.ReadFull(r, buf[:32])
+					head := string(buf[:k])
+					switch {
+					case strings.HasPrefix(head, `{"type":"event"`):
+						events++
+					case strings.HasPrefix(head, `{"type":"frame"`):
+						frames++
+					case strings.Contains(head, `"failed"`):
+						b.Fatal(head)
+					case strings.Contains(head, `"completed"`):
+						done = true
+					}
+					if _, err := io.CopyBuffer(io.Discard, r, buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if events != b.N {
+				b.Fatalf("%d events, want %d", events, b.N)
+			}
+			b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(float64(frames)/elapsed.Seconds(), "frames/s")
+			peer.Conn.Close(websocket.StatusNormalClosure, "")
+		})
+	}
+}
+
+// BenchmarkBossIntroFrames: one boss_intro (knight, difficulty 2: 68.5 s
+// of simulated time) over the wire, without frames and with 2 fps of
+// 640x360 JPEG frames (the waiting path: all 138 due frames, plus extras).
+func BenchmarkBossIntroFrames(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		frames *protocol.FramesRequest
+	}{
+		{"none", nil},
+		{"2fps", &protocol.FramesRequest{FPS: 2, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := connect(b, demogame.New())
+			frames := 0
+			for i := 0; b.Loop(); i++ {
+				op := "op_" + strconv.Itoa(i)
+				h.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: "boss_intro", Parameters: map[string]any{}, Frames: tc.frames},
+					&protocol.OpMessage{Type: "start", Op: op})
+				h.Expect("ready", op)
+				h.Expect("started", op)
+				c := h.CollectCapture(op, tc.frames)
+				if c.End.Completed == nil {
+					b.Fatalf("ended with %s", c.End.Type)
+				}
+				frames = len(c.Frames)
+			}
+			b.ReportMetric(float64(frames), "frames/op")
+		})
+	}
+}

@@ -14,6 +14,11 @@
 // against the registry and the advertised capabilities before answering
 // ready, sends started/completed/failed, and turns start/stop/cancel into
 // the Op handed to the game and its context.
+//
+// A game that lists protocol.CapFrames hands pictures when the controller
+// asks for them (Op.Frames, Op.FrameDue, Op.SendFrame, Op.SendFrameFunc):
+// the adapter scales, encodes and sends them off the game loop, at the
+// asked rate, dropping rather than slowing the game (see frames.go).
 package adapter
 
 import (

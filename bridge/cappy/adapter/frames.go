@@ -256,8 +256,11 @@ func (o *Op) SendFrame(t float64, img image.Image, fo *FrameOptions) error {
 // SendFrameFunc is SendFrame with a renderer: render is called on the
 // adapter's worker, off the game loop, and only for a frame that is
 // queued, so a game can snapshot its state cheaply on the loop and draw
-// it there. render must not touch state the game loop changes. A nil
-// result (or a panic) counts as a failed frame.
+// it there. render must not touch state the game loop changes. The
+// renderers of one operation are called one at a time, in order, and the
+// image one returns is done with before the next is called: a game may
+// draw every frame into the same image. A nil result (or a panic) counts
+// as a failed frame.
 func (o *Op) SendFrameFunc(t float64, render func() image.Image, fo *FrameOptions) error {
 	if render == nil {
 		return errors.New("adapter: SendFrameFunc with a nil renderer")

@@ -3,7 +3,6 @@ package adaptertest
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -75,15 +74,4 @@ func CheckFrameRate(frames []protocol.Frame, fps float64) error {
 		}
 	}
 	return nil
-}
-
-// FramesAt returns the frames with t in [from, to).
-func FramesAt(frames []protocol.Frame, from, to float64) []protocol.Frame {
-	var out []protocol.Frame
-	for _, f := range frames {
-		if f.T >= from && f.T < to && !math.IsNaN(f.T) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
