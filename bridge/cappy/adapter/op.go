@@ -84,7 +84,7 @@ func (s *session) newOp(id string, kind opKind) *Op {
 // (protocol.DecodeAdapterMessage) and hands the event to sink (nil:
 // discard), in order; a sink error is returned by Emit. stop closes
 // Stopped(), like the controller's stop; cancelling ctx is the
-// controller's cancel.
+// controller's cancel. A local op asks for no frames (Frames is nil).
 func NewLocalOp(ctx context.Context, id string, sink func(protocol.Event) error) (op *Op, stop func()) {
 	var mu sync.Mutex
 	var buf []byte
