@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -187,12 +186,12 @@ func BenchmarkStressFrames(b *testing.B) {
 	for i := 0; i < b.N; i += 100_000 {
 		n := min(100_000, b.N-i)
 		for mode, req := range []*protocol.FramesRequest{nil, withFrames} {
-			start, cpu0 := time.Now(), processCPU()
+			start, cpu0 := time.Now(), demogame.ProcessCPU()
 			if got := run(fmt.Sprintf("op_%d_%d", i, mode), n, req); got != n {
 				b.Fatalf("%d events, want %d", got, n)
 			}
 			elapsed[mode] += time.Since(start)
-			cpu[mode] += processCPU() - cpu0
+			cpu[mode] += demogame.ProcessCPU() - cpu0
 		}
 	}
 	b.StopTimer()
@@ -204,13 +203,6 @@ func BenchmarkStressFrames(b *testing.B) {
 	b.ReportMetric(float64(cpu[0].Nanoseconds())/float64(b.N), "cpu-ns/event-none")
 	b.ReportMetric(float64(cpu[1].Nanoseconds())/float64(b.N), "cpu-ns/event-10fps")
 	peer.Conn.Close(websocket.StatusNormalClosure, "")
-}
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBossIntroFrames: one boss_intro (knight, difficulty 2: 68.5 s
@@ -227,6 +219,7 @@ func BenchmarkBossIntroFrames(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			h := connect(b, demogame.New())
 			frames := 0
+			cpu0 := demogame.ProcessCPU()
 			for i := 0; b.Loop(); i++ {
 				op := "op_" + strconv.Itoa(i)
 				h.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: "boss_intro", Parameters: map[string]any{}, Frames: tc.frames},
@@ -240,6 +233,7 @@ func BenchmarkBossIntroFrames(b *testing.B) {
 				frames = len(c.Frames)
 			}
 			b.ReportMetric(float64(frames), "frames/op")
+			b.ReportMetric(float64((demogame.ProcessCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
@@ -491,4 +492,39 @@ func jpegLuma0(t *testing.T, b []byte) int {
 		t.Fatal("no quantization table in the JPEG")
 	}
 	return int(b[i+5]) // marker, 2 bytes of length, precision/table id
+}
+
+func TestFramesKeepToTheirCPUShare(t *testing.T) {
+	// At a share of 0.001, a frame that took 2 ms to draw rests the
+	// worker for 2 s: the next frame handed without Wait is dropped, one
+	// handed with Wait is not.
+	var errs []error
+	h := adaptertest.StartWith(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+		slow := func() image.Image {
+			time.Sleep(2 * time.Millisecond) // the cost of drawing, not a synchronisation
+			return halves(64, 36)
+		}
+		errs = append(errs, op.SendFrameFunc(0, slow, nil))
+		if _, err := op.FlushFrames(ctx); err != nil {
+			return err
+		}
+		errs = append(errs, op.SendFrame(100, halves(64, 36), nil))
+		errs = append(errs, op.SendFrame(200, halves(64, 36), &adapter.FrameOptions{Wait: true}))
+		st, err := op.FlushFrames(ctx)
+		if err != nil {
+			return err
+		}
+		return op.SetSummary(map[string]any{"frames": st})
+	}), &adapter.Options{FrameCPU: 0.001})
+	h.Handshake()
+	c := runWithFrames(h, "op_1", framesReq(10, 640))
+	if errs[0] != nil || !errors.Is(errs[1], adapter.ErrFrameDropped) || errs[2] != nil {
+		t.Fatalf("hands: %v", errs)
+	}
+	if got := frameTimes(c.Frames); fmt.Sprint(got) != "[0 200]" {
+		t.Fatalf("frames at %v, want [0 200]", got)
+	}
+	if want := `{"frames":{"sent":2,"busy":1}}`; string(c.End.Completed.Summary) != want {
+		t.Errorf("summary %s, want %s", c.End.Completed.Summary, want)
+	}
 }
