@@ -133,24 +133,7 @@ func BenchmarkStressLoopback(b *testing.B) {
 // the same machine; ratio is the second's throughput over the first's.
 // Each message is read whole and told by its first bytes.
 func BenchmarkStressFrames(b *testing.B) {
-	// Not the Harness: its context ends after 30 s.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ctl, err := adaptertest.NewController()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ctl.Close()
-	runErr := make(chan error, 1)
-	go func() { runErr <- adapter.Run(ctx, demogame.New(), ctl.Options()) }()
-	defer func() { cancel(); <-runErr }()
-	peer, err := ctl.Accept(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, _, err := peer.Handshake(ctx, ctl.Token); err != nil {
-		b.Fatal(err)
-	}
+	peer, ctx := longPeer(b)
 	buf := make([]byte, 64<<10)
 	withFrames := &protocol.FramesRequest{FPS: 10, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}
 	var elapsed, cpu [2]time.Duration
@@ -202,7 +185,6 @@ func BenchmarkStressFrames(b *testing.B) {
 	b.ReportMetric(float64(frames)/elapsed[1].Seconds(), "frames/s")
 	b.ReportMetric(float64(cpu[0].Nanoseconds())/float64(b.N), "cpu-ns/event-none")
 	b.ReportMetric(float64(cpu[1].Nanoseconds())/float64(b.N), "cpu-ns/event-10fps")
-	peer.Conn.Close(websocket.StatusNormalClosure, "")
 }
 
 // BenchmarkBossIntroFrames: one boss_intro (knight, difficulty 2: 68.5 s
@@ -217,18 +199,21 @@ func BenchmarkBossIntroFrames(b *testing.B) {
 		{"2fps", &protocol.FramesRequest{FPS: 2, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			h := connect(b, demogame.New())
+			peer, ctx := longPeer(b)
 			frames := 0
 			cpu0 := demogame.ProcessCPU()
 			for i := 0; b.Loop(); i++ {
 				op := "op_" + strconv.Itoa(i)
-				h.Send(&protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: "boss_intro", Parameters: map[string]any{}, Frames: tc.frames},
+				peer.Send(ctx, &protocol.PrepareScenario{Type: "prepare_scenario", Op: op, Scenario: "boss_intro", Parameters: map[string]any{}, Frames: tc.frames},
 					&protocol.OpMessage{Type: "start", Op: op})
-				h.Expect("ready", op)
-				h.Expect("started", op)
-				c := h.CollectCapture(op, tc.frames)
-				if c.End.Completed == nil {
-					b.Fatalf("ended with %s", c.End.Type)
+				for _, typ := range []string{"ready", "started"} {
+					if _, err := peer.Expect(ctx, typ, op); err != nil {
+						b.Fatal(err)
+					}
+				}
+				c, err := peer.CollectCapture(ctx, op, tc.frames)
+				if err != nil || c.End.Completed == nil {
+					b.Fatalf("ended with %v %v", c.End, err)
 				}
 				frames = len(c.Frames)
 			}
@@ -236,4 +221,31 @@ func BenchmarkBossIntroFrames(b *testing.B) {
 			b.ReportMetric(float64((demogame.ProcessCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
+}
+
+// longPeer runs the demo game against an adaptertest controller for a
+// benchmark, past the handshake; not through the Harness, whose context
+// ends after 30 s.
+func longPeer(b *testing.B) (*adaptertest.Peer, context.Context) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ctl, err := adaptertest.NewController()
+	if err != nil {
+		b.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- adapter.Run(ctx, demogame.New(), ctl.Options()) }()
+	peer, err := ctl.Accept(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		peer.Conn.Close(websocket.StatusNormalClosure, "")
+		cancel()
+		<-runErr
+		ctl.Close()
+	})
+	if _, _, err := peer.Handshake(ctx, ctl.Token); err != nil {
+		b.Fatal(err)
+	}
+	return peer, ctx
 }
