@@ -248,6 +248,11 @@ func BenchmarkCaptureFramesRSS(b *testing.B) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go scriptedFrameGame(ctx, b, ep.Endpoint, ep.Token, pics, 18_000, 30)
+		for deadline := time.Now().Add(30 * time.Second); a.call(b, "capture_status", nil)["adapter"] == nil; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatal("the scripted game did not connect")
+			}
+		}
 		start := time.Now()
 		out := a.call(b, "run_scenario", map[string]any{"scenario": "frames", "frames": 30, "contactSheet": false, "waitSeconds": 55, "timeoutSeconds": 600})
 		for out["status"] != "completed" {
