@@ -261,6 +261,11 @@ func (s *Server) internal(w http.ResponseWriter, what string, err error) {
 		return
 	}
 	s.log.Error(what, "err", err)
+	if errors.Is(err, store.ErrUnavailable) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, protocol.CodeUnavailable, "the service's database is unavailable; retry")
+		return
+	}
 	writeError(w, http.StatusInternalServerError, protocol.CodeInternal, what+" failed; see the service log")
 }
 

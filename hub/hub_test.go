@@ -1389,3 +1389,40 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	t.Logf("%d acknowledged, %d logged", n, head)
 }
+
+// downStore is a store whose database has gone away.
+type downStore struct{ hub.Store }
+
+func (downStore) Page(context.Context, store.PageQuery) (*store.PageResult, error) {
+	return nil, fmt.Errorf("page: %w: connection refused", store.ErrUnavailable)
+}
+
+func (downStore) IngestBatch(context.Context, []store.Item) ([]store.Result, error) {
+	return nil, fmt.Errorf("ingest: %w: connection refused", store.ErrUnavailable)
+}
+
+// A database that cannot be reached is a 503 with Retry-After (clients
+// retry), not a 500.
+func TestDatabaseUnavailableIs503(t *testing.T) {
+	h := newHub(t, hub.Config{})
+	h.stop()
+	real := h.Store
+	srv := hub.New(hub.Config{Store: downStore{real}})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Serve(ctx, l)
+	h.URL = "http://" + l.Addr().String()
+	for _, a := range []*answer{
+		h.mustDo(t, "GET", "/v1/events?afterSequence=0", h.Token, nil),
+		h.post(t, h.Token, fixture.NewReplica(wsMain, "rep_a", "ada@example.com").Intent("int_1", "src/**")),
+	} {
+		var body protocol.ErrorBody
+		if a.Status != http.StatusServiceUnavailable || a.Header.Get("Retry-After") == "" || json.Unmarshal(a.Body, &body) != nil || body.Error.Code != protocol.CodeUnavailable {
+			t.Fatalf("with the database down: %s, want a JSON 503 UNAVAILABLE with Retry-After", a)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -171,17 +172,23 @@ func Explain(err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "3D000":
+		switch {
+		case pe.Code == "3D000":
 			return fmt.Errorf("%s: create it first (createdb, or CREATE DATABASE): %w", pe.Message, err)
-		case "28P01", "28000":
+		case pe.Code == "28P01", pe.Code == "28000":
 			return fmt.Errorf("%s: check the user and password in the database URL: %w", pe.Message, err)
+		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03":
+			// Connection exceptions; shutting down, crashed, starting up.
+			return fmt.Errorf("%w: %s: %w", store.ErrUnavailable, pe.Message, err)
 		}
 		return err
 	}
 	var ne *net.OpError
 	if errors.As(err, &ne) || strings.Contains(err.Error(), "connect: ") {
-		return fmt.Errorf("cannot reach PostgreSQL (is it running, and is the host in the database URL right?): %w", err)
+		return fmt.Errorf("%w: cannot reach PostgreSQL (is it running, and is the host in the database URL right?): %w", store.ErrUnavailable, err)
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "conn closed") {
+		return fmt.Errorf("%w: the connection to PostgreSQL was lost: %w", store.ErrUnavailable, err)
 	}
 	return err
 }

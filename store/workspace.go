@@ -15,6 +15,11 @@ import (
 // ErrNoWorkspace is returned for a workspace that does not exist.
 var ErrNoWorkspace = errors.New("no such workspace")
 
+// ErrUnavailable is a database that cannot be reached now (down,
+// restarting, the connection lost): the service answers 503, and the
+// client retries.
+var ErrUnavailable = errors.New("the database is unavailable")
+
 // ErrBadToken is returned by Authenticate for an unknown token.
 var ErrBadToken = errors.New("unknown access token")
 

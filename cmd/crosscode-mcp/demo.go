@@ -47,7 +47,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !*keep {
 		defer os.RemoveAll(root)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	// About 10 s on an idle machine; the bound is only against a hang.
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	d := &demo{out: stdout, exe: exe, root: root, start: time.Now(), media: *outDir}
 	err = d.run(ctx)

@@ -174,18 +174,6 @@ func TestScenariosAreDeterministic(t *testing.T) {
 	sameEvents(t, knight, viaInt, 1)
 }
 
-func TestBossIntroIsFast(t *testing.T) {
-	start := time.Now()
-	for _, hero := range []string{"knight", "rogue", "mage"} {
-		for d := 1.0; d <= 3; d++ {
-			mustRun(t, demogame.New(), "boss_intro", map[string]any{"hero": hero, "difficulty": d}, nil)
-		}
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("nine boss fights took %s of wall time", d)
-	}
-}
-
 func TestTimeScaleChangesOnlyPresentedTime(t *testing.T) {
 	g := demogame.New()
 	base, sum := mustRun(t, g, "boss_intro", nil, nil)
