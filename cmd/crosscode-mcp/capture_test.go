@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,7 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	if rec["status"] != "running" {
 		t.Fatalf("start_recording: %v", rec)
 	}
-	time.Sleep(300 * time.Millisecond)
+	a.recorded(rec["op"].(string), 10, 0)
 	stopped := a.call("stop_recording", map[string]any{"op": rec["op"]})
 	if stopped["status"] != "completed" || field(stopped, "replay", "sha256") == nil || stopped["events"].(float64) == 0 {
 		t.Fatalf("stop_recording: %v", stopped)
@@ -132,6 +133,17 @@ func TestCaptureWithDemoGame(t *testing.T) {
 	if cancelled != 2 {
 		t.Fatalf("want 2 cancelled scenarios, got %v", caps)
 	}
+}
+
+// recorded waits until the running recording op holds at least events
+// events and frames frames: free play takes the time it takes.
+func (a *agent) recorded(op string, events, frames float64) {
+	a.t.Helper()
+	waitFor(a.t, fmt.Sprintf("the recording to hold %g events and %g frames", events, frames), func() bool {
+		got := a.call("get_capture", map[string]any{"op": op, "limit": 1})
+		f, _ := field(got, "frames", "stored").(float64)
+		return got["events"].(float64) >= events && f >= frames
+	})
 }
 
 func decodeResult(t *testing.T, res *mcpgo.CallToolResult) map[string]any {

@@ -97,7 +97,7 @@ func TestCaptureFrames(t *testing.T) {
 	// A recording with frames, and its replay at half speed: the same
 	// events and the same pictures at the same simulation times.
 	rec := a.call("start_recording", nil)
-	time.Sleep(500 * time.Millisecond)
+	a.recorded(rec["op"].(string), 20, 3)
 	stopped, imgs := a.callImages("stop_recording", map[string]any{"op": rec["op"]})
 	if stopped["status"] != "completed" || len(imgs) != 1 {
 		t.Fatalf("stop_recording: %v", stopped)
