@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -198,6 +199,9 @@ func sweepUnderIngest(b *testing.B, base, token, workspace string, sweep func(co
 	if err != nil || res.Deleted != bigOps {
 		b.Fatalf("sweep: %v %+v", err, res)
 	}
+	sorted := append([]time.Duration(nil), lat...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] > sorted[j] })
+	b.Logf("slowest ingests: %v", sorted[:min(8, len(sorted))])
 	m := map[string]float64{
 		"s/sweep":        took.Seconds(),
 		"ingests-during": float64(len(lat)),
