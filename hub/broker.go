@@ -132,6 +132,23 @@ func (b *broker) unsubscribe(s *subscriber) (replicaStillOnline bool) {
 	return false
 }
 
+// connections lists the (workspace, replica) of every subscription here.
+func (b *broker) connections() [][2]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seen := map[[2]string]bool{}
+	var out [][2]string
+	for ws, subs := range b.subs {
+		for s := range subs {
+			if k := [2]string{ws, s.replica}; s.replica != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 func (b *broker) poke() {
 	select {
 	case b.wake <- struct{}{}:

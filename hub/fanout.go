@@ -24,6 +24,23 @@ type Shared interface {
 	Listen(ctx context.Context, fn func(store.Notice))
 }
 
+// Connections is implemented by a Store whose replicas may subscribe
+// through several instances (PostgreSQL): a replica goes offline when its
+// last subscription on any instance ends, or when the instance that held
+// it stops beating (killed, or cut off), not while another instance
+// holds it.
+type Connections interface {
+	// Connected records that replica has a subscription on this instance.
+	Connected(ctx context.Context, workspace, replica string) error
+	// Heartbeat keeps this instance alive for the others and sets offline
+	// the replicas only dead instances held, returning their presence.
+	// local lists this instance's subscriptions, for an instance the
+	// others took for dead.
+	Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error)
+	// HeartbeatEvery is how often to call Heartbeat.
+	HeartbeatEvery() time.Duration
+}
+
 // fanout runs the broker's background work: the catch-up loop that reads
 // frames from the log, the periodic head check, and, over a Shared
 // store, the announcer and the listener.
@@ -48,6 +65,9 @@ func newFanout(s *Server, every time.Duration) *fanout {
 	loops := []func(context.Context){f.catchUp, func(ctx context.Context) { f.checkHeads(ctx, every) }}
 	if f.shared != nil {
 		loops = append(loops, f.announcer, func(ctx context.Context) { f.shared.Listen(ctx, f.heard) })
+	}
+	if c, ok := s.store.(Connections); ok {
+		loops = append(loops, func(ctx context.Context) { f.heartbeat(ctx, c) })
 	}
 	for _, loop := range loops {
 		f.wg.Add(1)
@@ -127,6 +147,28 @@ func (f *fanout) heard(n store.Notice) {
 	}
 	for _, p := range n.Presence {
 		f.s.broker.publishPresence(p.WorkspaceID, p)
+	}
+}
+
+// heartbeat keeps this instance alive for the others and fans out the
+// presence of the replicas that went offline with a dead instance.
+func (f *fanout) heartbeat(ctx context.Context, c Connections) {
+	every := c.HeartbeatEvery()
+	for {
+		hctx, cancel := context.WithTimeout(ctx, max(every, time.Second))
+		gone, err := c.Heartbeat(hctx, f.s.broker.connections)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			f.s.log.Warn("heartbeat", "err", err)
+		}
+		for _, p := range gone {
+			f.presenceChanged(p.WorkspaceID, p)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
 	}
 }
 

@@ -128,6 +128,13 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.unsubscribe(sub)
+	if c, ok := s.store.(Connections); ok && req.ReplicaID != "" {
+		// Best effort: without the record, another instance where the
+		// replica's subscription ends may set it offline early.
+		if err := c.Connected(ctx, ws, req.ReplicaID); err != nil {
+			s.log.Warn("record the subscription", "workspace", ws, "replica", req.ReplicaID, "err", err)
+		}
+	}
 
 	ack, _ := json.Marshal(protocol.WSSubscribed{Type: "subscribed", Cursor: head})
 	if !write(ctx, c, ack) {

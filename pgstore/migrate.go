@@ -76,6 +76,23 @@ CREATE TABLE presence (
 	PRIMARY KEY (ws, replica)
 );
 `,
+	// 2: which instance holds each replica's subscriptions, so that a
+	// replica goes offline when its last one ends on any instance, and
+	// when the instance holding it dies (its heartbeat stops).
+	`
+CREATE TABLE instances (
+	id      text PRIMARY KEY,
+	seen_us bigint NOT NULL -- the instance's last heartbeat
+);
+CREATE INDEX instances_by_seen ON instances (seen_us);
+CREATE TABLE connections (
+	ws       bigint NOT NULL,
+	replica  text NOT NULL,
+	instance text NOT NULL,
+	PRIMARY KEY (ws, replica, instance)
+);
+CREATE INDEX connections_by_instance ON connections (instance);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -24,6 +24,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,7 +44,14 @@ type Options struct {
 	// Logger receives what the store cannot return (the listener's
 	// reconnects). Default: discard.
 	Logger *slog.Logger
+	// InstanceTTL is how long an instance may miss heartbeats before
+	// the others take it for dead and set offline the replicas only it
+	// held. Default 15s; it beats every third of it.
+	InstanceTTL time.Duration
 }
+
+// DefaultInstanceTTL is Options.InstanceTTL's default.
+const DefaultInstanceTTL = 15 * time.Second
 
 // Store is an open PostgreSQL database of the service.
 type Store struct {
@@ -52,6 +60,8 @@ type Store struct {
 	// instance names this Store in its notices, so it skips its own.
 	instance string
 	logf     func(msg string, err error)
+	ttl      time.Duration // Options.InstanceTTL
+	beats    atomic.Int64  // heartbeats sent
 
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
@@ -84,11 +94,14 @@ func ParseURL(url string) (*pgxpool.Config, error) {
 // Open connects to the database at url, checks the server's version and
 // the schema, applying missing migrations with opts.Migrate.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
-	o := Options{MaxConns: 16}
+	o := Options{MaxConns: 16, InstanceTTL: DefaultInstanceTTL}
 	if opts != nil {
 		o.Migrate, o.Logger = opts.Migrate, opts.Logger
 		if opts.MaxConns > 0 {
 			o.MaxConns = opts.MaxConns
+		}
+		if opts.InstanceTTL > 0 {
+			o.InstanceTTL = opts.InstanceTTL
 		}
 	}
 	cfg, err := ParseURL(url)
@@ -108,7 +121,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), wsIDs: map[string]int64{}}
+	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, wsIDs: map[string]int64{}}
 	s.logf = func(string, error) {}
 	if o.Logger != nil {
 		s.logf = func(msg string, err error) { o.Logger.Warn(msg, "err", err) }

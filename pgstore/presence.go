@@ -38,15 +38,38 @@ func (s *Store) SetPresence(ctx context.Context, workspace string, p *protocol.P
 
 const presenceCols = "replica, actor, session, agent, status, updated_us"
 
-// MarkOffline sets replica offline if it has a presence that is not
-// offline yet, and returns the new presence (nil if nothing changed).
+// Connected records that replica has a subscription on this instance (and
+// that the instance is alive), so that another instance where the
+// replica's subscription ends leaves it online.
+func (s *Store) Connected(ctx context.Context, workspace, replica string) error {
+	ws, err := s.workspaceID(ctx, workspace)
+	if err != nil {
+		return fmt.Errorf("connected: %w", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(beatSQL, s.instance, micros(time.Now()))
+	b.Queue("INSERT INTO connections (ws, replica, instance) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", ws, replica, s.instance)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("connected: %w", Explain(err))
+	}
+	return nil
+}
+
+// MarkOffline ends replica's subscriptions on this instance and sets it
+// offline, unless it is already or still has a subscription on another
+// live instance; it returns the new presence (nil if nothing changed).
 func (s *Store) MarkOffline(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error) {
 	ws, err := s.workspaceID(ctx, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("mark offline: %w", err)
 	}
-	p, err := scanPresence(s.pool.QueryRow(ctx, "UPDATE presence SET status = 'offline', updated_us = $1 WHERE ws = $2 AND replica = $3 AND status <> 'offline' RETURNING "+presenceCols,
-		micros(time.Now()), ws, replica), workspace)
+	now := time.Now()
+	p, err := scanPresence(s.pool.QueryRow(ctx, `WITH gone AS (DELETE FROM connections WHERE ws = $2 AND replica = $3 AND instance = $4)
+		UPDATE presence SET status = 'offline', updated_us = $1 WHERE ws = $2 AND replica = $3 AND status <> 'offline'
+		AND NOT EXISTS (SELECT 1 FROM connections c JOIN instances i ON i.id = c.instance
+			WHERE c.ws = $2 AND c.replica = $3 AND c.instance <> $4 AND i.seen_us >= $5)
+		RETURNING `+presenceCols,
+		micros(now), ws, replica, s.instance, micros(now.Add(-s.ttl))), workspace)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -55,6 +78,73 @@ func (s *Store) MarkOffline(ctx context.Context, workspace, replica string) (*pr
 	}
 	return p, nil
 }
+
+// beatSQL records an instance's heartbeat; inserted says whether its row
+// was missing (a first beat, or the others took it for dead).
+const beatSQL = `INSERT INTO instances (id, seen_us) VALUES ($1, $2)
+	ON CONFLICT (id) DO UPDATE SET seen_us = excluded.seen_us RETURNING (xmax = 0) AS inserted`
+
+// reapSQL forgets the instances that missed their heartbeats for the TTL,
+// with their subscriptions, and sets offline the replicas that have none
+// left on a live instance. (The NOT EXISTS reads the statement's snapshot,
+// where the dead instances' rows still are, but too old to count.)
+const reapSQL = `WITH dead AS (DELETE FROM instances WHERE seen_us < $1 RETURNING id),
+	gone AS (DELETE FROM connections c USING dead WHERE c.instance = dead.id RETURNING c.ws, c.replica)
+	UPDATE presence p SET status = 'offline', updated_us = $2
+	FROM (SELECT DISTINCT ws, replica FROM gone) g, workspaces w
+	WHERE p.ws = g.ws AND p.replica = g.replica AND w.id = p.ws AND p.status <> 'offline'
+	AND NOT EXISTS (SELECT 1 FROM connections c JOIN instances i ON i.id = c.instance
+		WHERE c.ws = g.ws AND c.replica = g.replica AND i.seen_us >= $1)
+	RETURNING w.name, p.replica, p.actor, p.session, p.agent, p.status, p.updated_us`
+
+// Heartbeat keeps this instance alive for the others and sets offline the
+// replicas whose subscriptions were all on instances that stopped beating
+// (killed, or cut off from the database) for the TTL, returning their new
+// presence. If the others had taken this instance for dead (it missed its
+// beats: a long pause, a lost database), it records its subscriptions
+// again: local lists them as (workspace, replica) pairs. The service calls
+// it every HeartbeatEvery.
+func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error) {
+	now := time.Now()
+	var inserted bool
+	if err := s.pool.QueryRow(ctx, beatSQL, s.instance, micros(now)).Scan(&inserted); err != nil {
+		return nil, fmt.Errorf("heartbeat: %w", Explain(err))
+	}
+	if s.beats.Add(1) > 1 && inserted && local != nil {
+		s.log("this instance missed its heartbeats and was taken for dead: recording its subscriptions again", nil)
+		for _, c := range local() {
+			if err := s.Connected(ctx, c[0], c[1]); err != nil {
+				return nil, fmt.Errorf("heartbeat: %w", err)
+			}
+		}
+	}
+	rows, err := s.pool.Query(ctx, reapSQL, micros(now.Add(-s.ttl)), micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
+	}
+	defer rows.Close()
+	var out []*protocol.RemotePresence
+	for rows.Next() {
+		var ws, replica, actor, session, agent, status string
+		var us int64
+		if err := rows.Scan(&ws, &replica, &actor, &session, &agent, &status, &us); err != nil {
+			return nil, fmt.Errorf("heartbeat: reap: %w", err)
+		}
+		p, err := store.PresenceOf(ws, replica, actor, session, agent, status, us)
+		if err != nil {
+			return nil, fmt.Errorf("heartbeat: reap: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
+	}
+	return out, nil
+}
+
+// HeartbeatEvery is how often the service calls Heartbeat: a third of the
+// instance TTL.
+func (s *Store) HeartbeatEvery() time.Duration { return s.ttl / 3 }
 
 // Presence lists the presence of every replica of the workspace that ever
 // reported one, most recently updated first.

@@ -104,7 +104,14 @@ func startServe(t *testing.T, data string, extra ...string) *server {
 // its one stdout line.
 func startServeWith(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv is startServeWith with extra environment variables.
+func startServeEnv(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
 	cmd := command(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
 	s := &server{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	pipe, err := cmd.StdoutPipe()

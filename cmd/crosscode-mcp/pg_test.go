@@ -436,3 +436,67 @@ func TestPGCommandLine(t *testing.T) {
 		t.Fatalf("token create with CROSSCODE_HUB_DB: %q %v", out, err)
 	}
 }
+
+// TestPGKill9InstancePresence: a replica subscribed through an instance
+// that is killed goes offline for the subscribers of the other instances
+// once the dead instance's heartbeats are a TTL old; a replica that
+// subscribed through the survivor too stays online.
+func TestPGKill9InstancePresence(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDB(t)
+	tok := pgToken(t, db, "mygame")
+	env := []string{"CROSSCODE_HUB_INSTANCE_TTL=1s"}
+	victim, survivor := startServeEnv(t, env, "--db", db), startServeEnv(t, env, "--db", db)
+	vc, sc := newClient(t, victim.URL, tok), newClient(t, survivor.URL, tok)
+	watch(t, victim.URL, tok, "rep_gone")
+	watch(t, victim.URL, tok, "rep_both")
+	watch(t, survivor.URL, tok, "rep_both")
+	w := watch(t, survivor.URL, tok, "rep_watch")
+	for _, r := range []string{"rep_gone", "rep_both"} {
+		body, _ := json.Marshal(protocol.PresenceUpdate{ReplicaID: r, ActorID: "p@example.com", SessionID: "ses_" + r, Status: protocol.PresenceOnline})
+		if status, b, err := vc.do("POST", "/v1/presence", body); err != nil || status != http.StatusOK {
+			t.Fatalf("presence: %d %s %v", status, b, err)
+		}
+	}
+	waitFor(t, "both replicas online on the survivor", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.presence) >= 2
+	})
+	victim.signal(t, syscall.SIGKILL)
+	victim.wait(t)
+	waitFor(t, "rep_gone offline on the survivor's subscriber", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for _, p := range w.presence {
+			if p.SenderReplicaID == "rep_gone" && p.Status == protocol.PresenceOffline {
+				return true
+			}
+		}
+		return false
+	})
+	status, b, err := sc.do("GET", "/v1/presence", nil)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("presence: %d %s %v", status, b, err)
+	}
+	var list struct {
+		Items []protocol.RemotePresence `json:"items"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatalf("presence: %v in %s", err, b)
+	}
+	got := map[string]protocol.PresenceStatus{}
+	for _, p := range list.Items {
+		got[p.SenderReplicaID] = p.Status
+	}
+	if got["rep_gone"] != protocol.PresenceOffline || got["rep_both"] != protocol.PresenceOnline {
+		t.Fatalf("presence after the kill: %v (%s), want rep_gone offline, rep_both online", got, b)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.presence {
+		if p.SenderReplicaID == "rep_both" && p.Status == protocol.PresenceOffline {
+			t.Fatalf("rep_both, still subscribed through the survivor, was set offline: %+v", p)
+		}
+	}
+}

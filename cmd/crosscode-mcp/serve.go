@@ -131,7 +131,11 @@ type hubStore interface {
 // else the SQLite file in data, and says which for the log.
 func openHubStore(ctx context.Context, data, db string, log *slog.Logger) (hubStore, string, error) {
 	if db != "" {
-		st, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, Logger: log})
+		ttl, err := instanceTTL()
+		if err != nil {
+			return nil, "", err
+		}
+		st, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, Logger: log, InstanceTTL: ttl})
 		if err != nil {
 			return nil, "", err
 		}
@@ -142,6 +146,21 @@ func openHubStore(ctx context.Context, data, db string, log *slog.Logger) (hubSt
 		return nil, "", err
 	}
 	return st, st.Path(), nil
+}
+
+// instanceTTL reads CROSSCODE_HUB_INSTANCE_TTL: how long an instance on a
+// shared database may miss its heartbeats before the others set offline
+// the replicas it held (zero: pgstore's default).
+func instanceTTL() (time.Duration, error) {
+	v := os.Getenv("CROSSCODE_HUB_INSTANCE_TTL")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 300*time.Millisecond {
+		return 0, fmt.Errorf("CROSSCODE_HUB_INSTANCE_TTL=%q: want a duration of at least 300ms, such as 15s", v)
+	}
+	return d, nil
 }
 
 // redactURL hides a password in a database URL.

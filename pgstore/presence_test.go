@@ -1,0 +1,123 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/pgstore"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+var _ hub.Connections = (*pgstore.Store)(nil)
+
+// Two instances (two Stores) on one database: a replica goes offline when
+// its last subscription on any instance ends, not while another instance
+// holds one; when an instance stops beating, the others set offline the
+// replicas only it held, once, and leave the others alone.
+func TestPresenceAcrossInstances(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewDB(t)
+	const ttl = 400 * time.Millisecond
+	openTTL := func() *pgstore.Store {
+		s, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, InstanceTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := openTTL(), openTTL()
+	if _, err := a.CreateToken(ctx, "mygame", ""); err != nil {
+		t.Fatal(err)
+	}
+	online := func(s *pgstore.Store, replica string) {
+		t.Helper()
+		if _, err := s.SetPresence(ctx, "mygame", &protocol.PresenceUpdate{ReplicaID: replica, ActorID: "ada@example.com", SessionID: "ses_" + replica, Status: protocol.PresenceOnline}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	connect := func(s *pgstore.Store, replica string) {
+		t.Helper()
+		if err := s.Connected(ctx, "mygame", replica); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(replica string) protocol.PresenceStatus {
+		t.Helper()
+		ps, err := b.Presence(ctx, "mygame")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.SenderReplicaID == replica {
+				return p.Status
+			}
+		}
+		t.Fatalf("no presence for %s", replica)
+		return ""
+	}
+	for _, r := range []string{"rep_a", "rep_b", "rep_both", "rep_moved"} {
+		online(a, r)
+	}
+	connect(a, "rep_a")
+	connect(b, "rep_b")
+	connect(a, "rep_both")
+	connect(b, "rep_both")
+	connect(a, "rep_moved")
+	if _, err := a.Heartbeat(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// rep_moved reconnected to b before its old subscription on a ended:
+	// it stays online, until it leaves b too.
+	connect(b, "rep_moved")
+	if p, err := a.MarkOffline(ctx, "mygame", "rep_moved"); err != nil || p != nil {
+		t.Fatalf("offline on a while b holds the replica: %+v %v, want nothing", p, err)
+	}
+	if got := status("rep_moved"); got != protocol.PresenceOnline {
+		t.Fatalf("rep_moved is %s, want online", got)
+	}
+	if p, err := b.MarkOffline(ctx, "mygame", "rep_moved"); err != nil || p == nil || p.Status != protocol.PresenceOffline {
+		t.Fatalf("offline on b, its last subscription: %+v %v, want offline", p, err)
+	}
+
+	// a stops beating (killed); b's heartbeats keep it alive, and once a
+	// is TTL old, b sets offline what only a held.
+	deadline := time.Now().Add(10 * ttl)
+	var gone []*protocol.RemotePresence
+	for len(gone) == 0 && time.Now().Before(deadline) {
+		time.Sleep(ttl / 4)
+		g, err := b.Heartbeat(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone = append(gone, g...)
+	}
+	if len(gone) != 1 || gone[0].SenderReplicaID != "rep_a" || gone[0].Status != protocol.PresenceOffline || gone[0].WorkspaceID != "mygame" {
+		t.Fatalf("b's heartbeat after a died set offline %+v, want rep_a only", gone)
+	}
+	for r, want := range map[string]protocol.PresenceStatus{"rep_a": protocol.PresenceOffline, "rep_b": protocol.PresenceOnline, "rep_both": protocol.PresenceOnline} {
+		if got := status(r); got != want {
+			t.Fatalf("%s is %s, want %s", r, got, want)
+		}
+	}
+	if g, err := b.Heartbeat(ctx, nil); err != nil || len(g) != 0 {
+		t.Fatalf("the next heartbeat: %+v %v, want nothing (a is gone once)", g, err)
+	}
+
+	// a comes back (it was only paused): its heartbeat finds itself taken
+	// for dead and records its subscriptions again, so its replica stays
+	// held when b's subscription of it ends.
+	if _, err := a.Heartbeat(ctx, func() [][2]string { return [][2]string{{"mygame", "rep_both"}} }); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.MarkOffline(ctx, "mygame", "rep_both"); err != nil || p != nil {
+		t.Fatalf("offline on b while a holds rep_both again: %+v %v, want nothing", p, err)
+	}
+	if p, err := a.MarkOffline(ctx, "mygame", "rep_both"); err != nil || p == nil || p.Status != protocol.PresenceOffline {
+		t.Fatalf("offline on a, rep_both's last subscription: %+v %v, want offline", p, err)
+	}
+}
