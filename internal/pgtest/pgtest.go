@@ -138,8 +138,16 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	reapOrphans(bin)
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	// The owner file names this process, so a later Start can stop the
+	// cluster if this process dies without stopping it (a panic, a
+	// timeout, kill -9: Main's Stop never runs then).
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	c := &Cluster{Dir: dir, bin: bin}
@@ -188,6 +196,35 @@ func Start() (*Cluster, error) {
 		return nil, fmt.Errorf("pgtest: start: %v: %s\n%s", err, out, log)
 	}
 	return c, nil
+}
+
+// reapOrphans stops and removes the clusters of test processes that died
+// without stopping them: pgtest dirs whose owner process is gone.
+func reapOrphans(bin string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgtest-*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "owner"))
+		if err != nil {
+			continue // not ours, or still being created
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue // its owner is alive (or cannot be told apart)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err != nil {
+			os.RemoveAll(dir) // its server is not running
+			continue
+		}
+		c := &Cluster{Dir: dir, bin: bin}
+		if fi, err := os.Stat(dir); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 && st.Uid != 0 {
+				c.asUser, c.uid, c.gid = true, int(st.Uid), int(st.Gid)
+			}
+		}
+		if err := c.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: removing the cluster of dead test process %d: %v\n", pid, err)
+		}
+	}
 }
 
 // run runs a PostgreSQL program, as the postgres user when we are root.
