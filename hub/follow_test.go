@@ -15,6 +15,7 @@ import (
 // the same database file (a local-mode agent) and the presence it writes
 // fan out to subscribers, in order, without gaps or duplicates.
 func TestFollowOtherProcesses(t *testing.T) {
+	sqliteOnly(t)
 	h := newHub(t, hub.Config{Follow: 20 * time.Millisecond})
 	ctx := context.Background()
 	other, err := store.Open(ctx, h.Path, nil)

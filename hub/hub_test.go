@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,8 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -36,11 +39,32 @@ const (
 	wsOther = "other"
 )
 
+// The suite runs on the SQLite store, and on PostgreSQL (a throwaway
+// cluster of internal/pgtest) with CROSSCODE_HUB_TEST_STORE=postgres:
+// scripts/test runs it both ways.
+var onPostgres = os.Getenv("CROSSCODE_HUB_TEST_STORE") == "postgres"
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// testStore is the service's database, of either kind.
+type testStore interface {
+	hub.Store
+	CreateToken(ctx context.Context, workspace, plan string) (string, error)
+	Close() error
+}
+
+// sqliteOnly skips a test of a SQLite feature in the PostgreSQL pass.
+func sqliteOnly(t testing.TB) {
+	if onPostgres {
+		t.Skip("a feature of the SQLite store (the PostgreSQL pass runs the rest of the suite)")
+	}
+}
+
 // testHub is one running service and what a client needs to reach it.
 type testHub struct {
 	URL    string // http://127.0.0.1:PORT
-	Store  *store.Store
-	Path   string // the database file
+	Store  testStore
+	Path   string // the database: a SQLite file, or a PostgreSQL URL
 	Token  string // a token of wsMain
 	Other  string // a token of wsOther
 	client *http.Client
@@ -48,30 +72,44 @@ type testHub struct {
 	wrap   []func(net.Listener) net.Listener
 }
 
-// reopen closes h.Store and opens the file anew; Serve must have returned.
+// openStore opens the database at path, of the suite's kind.
+func openStore(t testing.TB, path string) testStore {
+	t.Helper()
+	var st testStore
+	var err error
+	if onPostgres {
+		st, err = pgstore.Open(context.Background(), path, &pgstore.Options{Migrate: true})
+	} else {
+		st, err = store.Open(context.Background(), path, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// reopen closes h.Store and opens the database anew; Serve must have returned.
 func (h *testHub) reopen(t testing.TB) {
 	t.Helper()
 	if err := h.Store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), h.Path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Store = st
+	h.Store = openStore(t, h.Path)
 }
 
-// newHub opens a store in a temp dir, creates a token for wsMain and one for
-// wsOther, and serves cfg over it on a loopback listener until the test ends.
+// newHub opens a store (a file in a temp dir, or a fresh PostgreSQL
+// database), creates a token for wsMain and one for wsOther, and serves
+// cfg over it on a loopback listener until the test ends.
 func newHub(t testing.TB, cfg hub.Config, wrap ...func(net.Listener) net.Listener) *testHub {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hub.db")
-	st, err := store.Open(context.Background(), path, nil)
-	if err != nil {
-		t.Fatal(err)
+	if onPostgres {
+		path = pgtest.NewDB(t)
 	}
+	st := openStore(t, path)
 	h := &testHub{Store: st, Path: path}
 	t.Cleanup(func() { h.Store.Close() })
+	var err error
 	if h.Token, err = st.CreateToken(context.Background(), wsMain, ""); err != nil {
 		t.Fatal(err)
 	}
