@@ -217,11 +217,19 @@ func BenchmarkPGIngest(b *testing.B) {
 }
 
 func reportPGBatches(b *testing.B, ss ...*pgService) {
-	var batches, envs int64
+	var batches, envs, fast, fallback int64
 	var busy time.Duration
 	for _, s := range ss {
 		st := s.srv.IngestStats()
 		batches, envs, busy = batches+st.Batches, envs+st.Envelopes, busy+st.Busy
+		f, _, fb := s.st.IngestPaths()
+		fast, fallback = fast+f, fallback+fb
+	}
+	if batches > 0 {
+		// The share of commits made in one round trip, and of those
+		// whose check failed (then made the locked way).
+		b.ReportMetric(float64(fast)/float64(batches), "fast/commit")
+		b.ReportMetric(float64(fallback)/float64(batches), "fallback/commit")
 	}
 	if batches > 0 {
 		b.ReportMetric(float64(envs)/float64(batches), "envelopes/commit")

@@ -64,20 +64,36 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 		byID[id] = n
 	}
 	sort.Slice(wsIDs, func(i, j int) bool { return wsIDs[i] < wsIDs[j] })
-	d := store.NewDecider(micros(time.Now()))
+	live := false
 	for i := range items {
 		if results[i].Err == nil {
 			if _, ok := ids[items[i].Workspace]; !ok {
 				results[i].Err = fmt.Errorf("workspace %q: %w", items[i].Workspace, store.ErrNoWorkspace)
 			} else {
-				// Placeholders, so Keys lists the item; the locked rows
-				// below replace them.
-				d.SetWorkspace(items[i].Workspace, store.WSState{ID: ids[items[i].Workspace]})
+				live = true
 			}
 		}
 	}
-	if len(wsIDs) == 0 {
+	if !live {
 		return results, nil
+	}
+	if out, ok, err := s.ingestFast(ctx, items, results, ids, wsIDs); err != nil || ok {
+		return out, err
+	}
+	return s.ingestLocked(ctx, items, results, ids, wsIDs, byID)
+}
+
+// ingestLocked is ingest in two round trips: it locks and reads the
+// batch's state, decides the items over it, and writes what they log.
+func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []store.Result, ids map[string]int64, wsIDs []int64, byID map[int64]string) ([]store.Result, error) {
+	s.paths[pathLocked].Add(1)
+	d := store.NewDecider(micros(time.Now()))
+	for i := range items {
+		if results[i].Err == nil {
+			// Placeholders, so Keys lists the item; the locked rows
+			// below replace them.
+			d.SetWorkspace(items[i].Workspace, store.WSState{ID: ids[items[i].Workspace]})
+		}
 	}
 	replicas, entityIDs := d.Keys(items, results)
 
@@ -101,6 +117,10 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 	if err := s.readState(ctx, conn, b, d, byID); err != nil {
 		conn.Conn().Close(context.Background())
 		return nil, fmt.Errorf("ingest: %w", Explain(err))
+	}
+	locked := make(map[int64]int64, len(d.WS))
+	for _, st := range d.WS {
+		locked[st.ID] = st.Head
 	}
 
 	lookup := func(ws int64, replica string, clientSeq int64) (store.ReceiptRow, bool, error) {
@@ -127,12 +147,16 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 	}
 
 	// Round trip 2: the rows, the counters, COMMIT.
-	if err := s.write(ctx, conn, d); err != nil {
+	if err := s.write(ctx, conn, d, nil); err != nil {
 		conn.Conn().Close(context.Background())
 		return nil, fmt.Errorf("ingest: %w", Explain(err))
 	}
+	s.cache.learn(d, locked)
 	return results, nil
 }
+
+// errRolledBack is write's error for a COMMIT that answered ROLLBACK.
+var errRolledBack = errors.New("the transaction was rolled back")
 
 // pairs flattens a per-workspace list of names into two parallel arrays.
 func pairs(m map[int64][]string) ([]int64, []string) {
@@ -213,9 +237,13 @@ func (s *Store) readState(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch,
 }
 
 // write sends the decider's rows, the raised counters and COMMIT in one
-// round trip, and returns once COMMIT has.
-func (s *Store) write(ctx context.Context, conn *pgxpool.Conn, d *store.Decider) error {
+// round trip, after what pre queues (if not nil), and returns once COMMIT
+// has.
+func (s *Store) write(ctx context.Context, conn *pgxpool.Conn, d *store.Decider, pre func(*pgx.Batch)) error {
 	b := &pgx.Batch{}
+	if pre != nil {
+		pre(b)
+	}
 	if n := len(d.Ops); n > 0 {
 		ws, seq, kind, us, body := make([]int64, n), make([]int64, n), make([]int16, n), make([]int64, n), make([][]byte, n)
 		moved := map[int64]bool{}
@@ -256,7 +284,7 @@ func (s *Store) write(ctx context.Context, conn *pgxpool.Conn, d *store.Decider)
 		// COMMIT of a transaction that failed answers ROLLBACK, not an error.
 		if i == b.Len()-1 && tag.String() != "COMMIT" {
 			br.Close()
-			return fmt.Errorf("commit: the server answered %q", tag.String())
+			return fmt.Errorf("commit: the server answered %q: %w", tag.String(), errRolledBack)
 		}
 	}
 	return br.Close()

@@ -67,6 +67,9 @@ type Store struct {
 	wsIDs map[string]int64 // workspace name -> id; ids never change
 
 	tokens store.TokenCache
+
+	cache ingestCache            // state for one-round-trip ingest (fast.go)
+	paths [numPaths]atomic.Int64 // batches per ingest path
 }
 
 // MinServerVersion is the oldest PostgreSQL this store supports.
