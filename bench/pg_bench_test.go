@@ -39,8 +39,14 @@ type pgService struct {
 // startPG runs an instance of the hub over the database at db.
 func startPG(tb testing.TB, db string, cfg hub.Config) *pgService {
 	tb.Helper()
+	return startPGWith(tb, db, cfg, &pgstore.Options{Migrate: true, MaxConns: 8})
+}
+
+// startPGWith is startPG with the store's options.
+func startPGWith(tb testing.TB, db string, cfg hub.Config, opts *pgstore.Options) *pgService {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, MaxConns: 8})
+	st, err := pgstore.Open(ctx, db, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -160,6 +166,14 @@ func BenchmarkPGIngest(b *testing.B) {
 	b.Run("pg/one-instance", func(b *testing.B) {
 		db, toks := newPGDB(b, 0)
 		s := startPG(b, db, hub.Config{})
+		runTargets(b, same(s.url, toks[0]))
+		reportPGBatches(b, s)
+	})
+	b.Run("pg/one-instance-locked", func(b *testing.B) {
+		// The same, every batch in two round trips (lock and read, then
+		// write): what one-round-trip ingest saves.
+		db, toks := newPGDB(b, 0)
+		s := startPGWith(b, db, hub.Config{}, &pgstore.Options{Migrate: true, MaxConns: 8, LockedIngest: true})
 		runTargets(b, same(s.url, toks[0]))
 		reportPGBatches(b, s)
 	})

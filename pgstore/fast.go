@@ -20,8 +20,8 @@ import (
 // ingests a workspace keeps that state from its own commits, decides a
 // batch over it at once, and sends, in one round trip, BEGIN, a check
 // that locks the counter rows in id order and verifies every value the
-// decisions used (crosscode_ingest_check, migration 3), the writes and
-// COMMIT. If another instance moved the workspace meanwhile, or a value
+// decisions used (crosscode_ingest_check, migration 3, and the entities'
+// primary key; see ingestFast), the writes and COMMIT. If another instance moved the workspace meanwhile, or a value
 // was only assumed and is wrong, the check fails the transaction (nothing
 // is written) and the batch goes the locked way, which also refreshes the
 // state; a workspace that fails so keeps to the locked way for a while
@@ -147,12 +147,24 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 	// Keys entered every replica as having none (-1) and every entity as
 	// absent (0): replace those with what is remembered. What is not is
 	// assumed: a replica without receipts, an opened id new, a changed id
-	// existing with its event's kind; the check verifies the assumptions.
+	// existing with its event's kind.
+	//
+	// The check verifies the heads under their lock. What is remembered
+	// holds as long as the head it was learned at does: every write of a
+	// receipt or an entity raises its workspace's head in the same
+	// transaction, under that lock. Of the assumptions, an opened id that
+	// exists breaks the entities' primary key (the transaction fails as
+	// the check would); the others are verified by the check: a replica
+	// assumed without receipts, a changed id assumed to exist.
+	var rws, rmax []int64
+	var rname []string
 	for wsID, names := range replicas {
 		w := s.cache.ws[wsID]
 		for _, n := range names {
 			if v, ok := w.replicas[n]; ok {
 				d.MaxClient[store.ReplicaKey{WS: wsID, Name: n}] = v
+			} else {
+				rws, rname, rmax = append(rws, wsID), append(rname, n), append(rmax, -1)
 			}
 		}
 	}
@@ -169,6 +181,9 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 		}
 	}
 	s.cache.mu.Unlock()
+	var ews []int64
+	var eid []string
+	var ekind []int16
 	for i := range items {
 		if results[i].Err != nil {
 			continue
@@ -178,27 +193,19 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 		if assumed[k] {
 			delete(assumed, k) // the first event naming the id says what it was before the batch
 			if !e.Type.Opens() {
-				d.EntityKind[k] = store.KindCode(e.Type.Kind())
+				kind := store.KindCode(e.Type.Kind())
+				d.EntityKind[k] = kind
+				ews, eid, ekind = append(ews, k.WS), append(eid, k.Name), append(ekind, int16(kind))
 			}
 		}
 	}
-
-	// The values the decisions start from, for the check.
-	hws, hseq := make([]int64, 0, len(d.WS)), make([]int64, 0, len(d.WS))
+	hws, hseq := make([]int64, 0, len(wsIDs)), make([]int64, 0, len(wsIDs))
 	for _, id := range wsIDs {
 		for _, st := range d.WS {
 			if st.ID == id {
 				hws, hseq = append(hws, id), append(hseq, st.Head)
 			}
 		}
-	}
-	rws, rname, rmax := make([]int64, 0, len(d.MaxClient)), make([]string, 0, len(d.MaxClient)), make([]int64, 0, len(d.MaxClient))
-	for k, v := range d.MaxClient {
-		rws, rname, rmax = append(rws, k.WS), append(rname, k.Name), append(rmax, v)
-	}
-	ews, eid, ekind := make([]int64, 0, len(d.EntityKind)), make([]string, 0, len(d.EntityKind)), make([]int16, 0, len(d.EntityKind))
-	for k, v := range d.EntityKind {
-		ews, eid, ekind = append(ews, k.WS), append(eid, k.Name), append(ekind, int16(v))
 	}
 
 	noLookup := func(int64, string, int64) (store.ReceiptRow, bool, error) {

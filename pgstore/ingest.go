@@ -77,8 +77,10 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 	if !live {
 		return results, nil
 	}
-	if out, ok, err := s.ingestFast(ctx, items, results, ids, wsIDs); err != nil || ok {
-		return out, err
+	if !s.lockedOnly {
+		if out, ok, err := s.ingestFast(ctx, items, results, ids, wsIDs); err != nil || ok {
+			return out, err
+		}
 	}
 	return s.ingestLocked(ctx, items, results, ids, wsIDs, byID)
 }

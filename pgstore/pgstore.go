@@ -48,6 +48,10 @@ type Options struct {
 	// the others take it for dead and set offline the replicas only it
 	// held. Default 15s; it beats every third of it.
 	InstanceTTL time.Duration
+	// LockedIngest makes every ingest batch take two round trips (lock
+	// and read the state, then write), as the one-round-trip path falls
+	// back to; for measuring that path against it.
+	LockedIngest bool
 }
 
 // DefaultInstanceTTL is Options.InstanceTTL's default.
@@ -61,7 +65,9 @@ type Store struct {
 	instance string
 	logf     func(msg string, err error)
 	ttl      time.Duration // Options.InstanceTTL
-	beats    atomic.Int64  // heartbeats sent
+	// lockedOnly is Options.LockedIngest.
+	lockedOnly bool
+	beats      atomic.Int64 // heartbeats sent
 
 	wsMu  sync.RWMutex
 	wsIDs map[string]int64 // workspace name -> id; ids never change
@@ -106,6 +112,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		if opts.InstanceTTL > 0 {
 			o.InstanceTTL = opts.InstanceTTL
 		}
+		o.LockedIngest = opts.LockedIngest
 	}
 	cfg, err := ParseURL(url)
 	if err != nil {
@@ -124,7 +131,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, wsIDs: map[string]int64{}}
+	s := &Store{pool: pool, url: url, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, lockedOnly: o.LockedIngest, wsIDs: map[string]int64{}}
 	s.logf = func(string, error) {}
 	if o.Logger != nil {
 		s.logf = func(msg string, err error) { o.Logger.Warn(msg, "err", err) }
