@@ -20,15 +20,7 @@ import (
 func TestFastIngestChecksWhatItAssumed(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewDB(t)
-	openOne := func() *pgstore.Store {
-		s, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := openOne(), openOne()
+	a, b := openAt(t, db, nil), openAt(t, db, nil)
 	if _, err := a.CreateToken(ctx, "mygame", ""); err != nil {
 		t.Fatal(err)
 	}

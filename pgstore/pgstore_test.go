@@ -16,7 +16,19 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // open opens a migrated store on a fresh database.
 func open(t *testing.T) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.Open(context.Background(), pgtest.NewDB(t), &pgstore.Options{Migrate: true})
+	return openAt(t, pgtest.NewDB(t), nil)
+}
+
+// openAt opens a store on the database at db (one instance of several, if
+// called again), migrating it, and closes it when the test ends.
+func openAt(t *testing.T, db string, opts *pgstore.Options) *pgstore.Store {
+	t.Helper()
+	o := pgstore.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Migrate = true
+	s, err := pgstore.Open(context.Background(), db, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,15 +21,8 @@ func TestPresenceAcrossInstances(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewDB(t)
 	const ttl = 400 * time.Millisecond
-	openTTL := func() *pgstore.Store {
-		s, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, InstanceTTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := openTTL(), openTTL()
+	opts := &pgstore.Options{InstanceTTL: ttl}
+	a, b := openAt(t, db, opts), openAt(t, db, opts)
 	if _, err := a.CreateToken(ctx, "mygame", ""); err != nil {
 		t.Fatal(err)
 	}
