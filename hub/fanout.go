@@ -24,11 +24,12 @@ type Shared interface {
 	Listen(ctx context.Context, fn func(store.Notice))
 }
 
-// Connections is implemented by a Store whose replicas may subscribe
-// through several instances (PostgreSQL): a replica goes offline when its
-// last subscription on any instance ends, or when the instance that held
-// it stops beating (killed, or cut off), not while another instance
-// holds it.
+// Connections is implemented by a Store that records which instance of
+// the service holds each replica's subscriptions (both stores do): a
+// replica goes offline when its last subscription on any instance ends,
+// or when the instance that held it stops beating (killed, crashed, cut
+// off) and the others (on SQLite, the next service on the file) see its
+// heartbeat a TTL old, but not while another instance holds it.
 type Connections interface {
 	// Connected records that replica has a subscription on this instance.
 	Connected(ctx context.Context, workspace, replica string) error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
@@ -42,3 +43,12 @@ func TestConformance(t *testing.T) {
 }
 
 var _ hub.Shared = (*pgstore.Store)(nil)
+
+// TestInstances runs the suite's tests of several instances on one
+// PostgreSQL database.
+func TestInstances(t *testing.T) {
+	storetest.RunInstances(t, func(t *testing.T, ttl time.Duration) func() storetest.InstanceStore {
+		db := pgtest.NewDB(t)
+		return func() storetest.InstanceStore { return openAt(t, db, &pgstore.Options{InstanceTTL: ttl}) }
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/storetest"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -18,5 +19,21 @@ func TestConformance(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
+	})
+}
+
+// TestInstances runs the suite's tests of several instances (here, several
+// processes' stores on one file) on SQLite.
+func TestInstances(t *testing.T) {
+	storetest.RunInstances(t, func(t *testing.T, ttl time.Duration) func() storetest.InstanceStore {
+		path := filepath.Join(t.TempDir(), "hub.db")
+		return func() storetest.InstanceStore {
+			s, err := store.Open(context.Background(), path, &store.Options{InstanceTTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
 	})
 }

@@ -10,7 +10,9 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -18,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -34,7 +37,14 @@ type Options struct {
 	// with arbitration, intents, tasks, handoffs, validations) in the same
 	// transaction, as replicas need; the coordination service does not.
 	Projections bool
+	// InstanceTTL is how long the coordination service may miss its
+	// heartbeats before a later one (after a crash) sets offline the
+	// replicas only it held. Default 15s; it beats every third of it.
+	InstanceTTL time.Duration
 }
+
+// DefaultInstanceTTL is Options.InstanceTTL's default.
+const DefaultInstanceTTL = 15 * time.Second
 
 // Store is an open workspace database.
 type Store struct {
@@ -58,6 +68,10 @@ type Store struct {
 	inserts insertStmts          // the multi-row inserts, prepared on w at Open
 
 	tokens TokenCache
+
+	instance string        // this process's name in connections (presence.go)
+	ttl      time.Duration // Options.InstanceTTL
+	beats    atomic.Int64  // heartbeats sent
 }
 
 // Connection roles. Each has its own pool and DSN.
@@ -95,9 +109,12 @@ func dsn(path string, busy time.Duration, r role) string {
 // Open opens (creating if needed) the database at path, checks that WAL
 // took, and migrates the schema to the current version.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
-	o := Options{BusyTimeout: 10 * time.Second, Readers: 4}
+	o := Options{BusyTimeout: 10 * time.Second, Readers: 4, InstanceTTL: DefaultInstanceTTL}
 	if opts != nil {
 		o.Projections = opts.Projections
+		if opts.InstanceTTL > 0 {
+			o.InstanceTTL = opts.InstanceTTL
+		}
 		if opts.BusyTimeout > 0 {
 			o.BusyTimeout = opts.BusyTimeout
 		}
@@ -120,7 +137,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{path: abs, projections: o.Projections, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
+	var id [8]byte
+	rand.Read(id[:])
+	s := &Store{path: abs, projections: o.Projections, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		w.Close()
@@ -591,6 +610,24 @@ CREATE INDEX capture_frames_by_t ON capture_frames (op, t);
 -- Events by name (get_capture's filter, keyframes at named events) read
 -- only the matching ones, not the whole capture.
 CREATE INDEX capture_events_by_name ON capture_events (op, event, seq);
+`,
+	// 6: the coordination service's subscriptions, by the process (the
+	// instance) that holds them, and each instance's heartbeat: a replica
+	// goes offline when its last subscription ends, and when the service
+	// that held it died (kill -9, a crash) and it did not come back to the
+	// next one.
+	`
+CREATE TABLE instances (
+	id      TEXT PRIMARY KEY,
+	seen_us INTEGER NOT NULL -- the last heartbeat
+) WITHOUT ROWID;
+CREATE TABLE connections (
+	ws       INTEGER NOT NULL,
+	replica  TEXT NOT NULL,
+	instance TEXT NOT NULL,
+	PRIMARY KEY (ws, replica, instance)
+) WITHOUT ROWID;
+CREATE INDEX connections_by_instance ON connections (instance);
 `,
 }
 

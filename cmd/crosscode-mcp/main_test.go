@@ -654,3 +654,60 @@ func TestNewLogger(t *testing.T) {
 		t.Errorf("with -v: %q", s)
 	}
 }
+
+// TestServeKill9Presence: the service on SQLite is killed with replicas
+// subscribed; the next one sets offline, once their heartbeat is a TTL
+// old, the replicas that did not come back, and leaves online the one
+// that resubscribed to it.
+func TestServeKill9Presence(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	tok := createToken(t, data, "mygame")
+	// Long enough for the next service to start and rep_back to
+	// resubscribe before the dead one's heartbeat is a TTL old, on a
+	// loaded machine too.
+	env := []string{"CROSSCODE_HUB_INSTANCE_TTL=5s"}
+	first := startServeEnv(t, env, "--data", data)
+	fc := newClient(t, first.URL, tok)
+	watch(t, first.URL, tok, "rep_gone")
+	watch(t, first.URL, tok, "rep_back")
+	for _, r := range []string{"rep_gone", "rep_back"} {
+		body, _ := json.Marshal(protocol.PresenceUpdate{ReplicaID: r, ActorID: "p@example.com", SessionID: "ses_" + r, Status: protocol.PresenceOnline})
+		if status, b, err := fc.do("POST", "/v1/presence", body); err != nil || status != http.StatusOK {
+			t.Fatalf("presence: %d %s %v", status, b, err)
+		}
+	}
+	first.signal(t, syscall.SIGKILL)
+	first.wait(t)
+
+	next := startServeEnv(t, env, "--data", data)
+	watch(t, next.URL, tok, "rep_back")
+	nc := newClient(t, next.URL, tok)
+	// Polled, not watched: the next service may set rep_gone offline
+	// before a watcher of it could subscribe (its first heartbeat comes
+	// at its start, and the dead one's may be a TTL old by then).
+	var got map[string]protocol.PresenceStatus
+	var b []byte
+	waitFor(t, "rep_gone offline on the next service", func() bool {
+		var status int
+		var err error
+		status, b, err = nc.do("GET", "/v1/presence", nil)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("presence: %d %s %v", status, b, err)
+		}
+		var list struct {
+			Items []protocol.RemotePresence `json:"items"`
+		}
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatalf("presence: %v in %s", err, b)
+		}
+		got = map[string]protocol.PresenceStatus{}
+		for _, p := range list.Items {
+			got[p.SenderReplicaID] = p.Status
+		}
+		return got["rep_gone"] == protocol.PresenceOffline
+	})
+	if got["rep_gone"] != protocol.PresenceOffline || got["rep_back"] != protocol.PresenceOnline {
+		t.Fatalf("presence after the restart: %v (%s), want rep_gone offline, rep_back online", got, b)
+	}
+}

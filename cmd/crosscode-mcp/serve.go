@@ -130,27 +130,28 @@ type hubStore interface {
 // openHubStore opens the PostgreSQL database at db (migrating it), or
 // else the SQLite file in data, and says which for the log.
 func openHubStore(ctx context.Context, data, db string, log *slog.Logger) (hubStore, string, error) {
+	ttl, err := instanceTTL()
+	if err != nil {
+		return nil, "", err
+	}
 	if db != "" {
-		ttl, err := instanceTTL()
-		if err != nil {
-			return nil, "", err
-		}
 		st, err := pgstore.Open(ctx, db, &pgstore.Options{Migrate: true, Logger: log, InstanceTTL: ttl})
 		if err != nil {
 			return nil, "", err
 		}
 		return st, redactURL(db), nil
 	}
-	st, err := store.Open(ctx, hubDB(data), nil)
+	st, err := store.Open(ctx, hubDB(data), &store.Options{InstanceTTL: ttl})
 	if err != nil {
 		return nil, "", err
 	}
 	return st, st.Path(), nil
 }
 
-// instanceTTL reads CROSSCODE_HUB_INSTANCE_TTL: how long an instance on a
-// shared database may miss its heartbeats before the others set offline
-// the replicas it held (zero: pgstore's default).
+// instanceTTL reads CROSSCODE_HUB_INSTANCE_TTL: how long a service
+// instance may miss its heartbeats before the others (or, on SQLite, the
+// next one after a crash) set offline the replicas it held (zero: the
+// stores' default, 15s).
 func instanceTTL() (time.Duration, error) {
 	v := os.Getenv("CROSSCODE_HUB_INSTANCE_TTL")
 	if v == "" {

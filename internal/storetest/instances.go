@@ -1,4 +1,4 @@
-package pgstore_test
+package storetest
 
 import (
 	"context"
@@ -6,33 +6,47 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
-	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-var _ hub.Connections = (*pgstore.Store)(nil)
+// InstanceStore is a store the service may run several instances of, on
+// one database: it tracks which instance holds each replica's
+// subscriptions.
+type InstanceStore interface {
+	Store
+	hub.Connections
+}
 
-// Two instances (two Stores) on one database: a replica goes offline when
-// its last subscription on any instance ends, not while another instance
-// holds one; when an instance stops beating, the others set offline the
+// OpenInstances makes a fresh, empty database and returns a function that
+// opens another store (another instance) on it, whose instances are taken
+// for dead after ttl without a heartbeat.
+type OpenInstances func(t *testing.T, ttl time.Duration) func() InstanceStore
+
+// RunInstances runs the suite's tests of several instances on one
+// database.
+func RunInstances(t *testing.T, open OpenInstances) {
+	t.Run("PresenceAcrossInstances", func(t *testing.T) { testPresenceAcrossInstances(t, open) })
+}
+
+// Two instances on one database: a replica goes offline when its last
+// subscription on any instance ends, not while another instance holds
+// one; when an instance stops beating, the others set offline the
 // replicas only it held, once, and leave the others alone.
-func TestPresenceAcrossInstances(t *testing.T) {
+func testPresenceAcrossInstances(t *testing.T, open OpenInstances) {
 	ctx := context.Background()
-	db := pgtest.NewDB(t)
 	const ttl = 400 * time.Millisecond
-	opts := &pgstore.Options{InstanceTTL: ttl}
-	a, b := openAt(t, db, opts), openAt(t, db, opts)
+	another := open(t, ttl)
+	a, b := another(), another()
 	if _, err := a.CreateToken(ctx, "mygame", ""); err != nil {
 		t.Fatal(err)
 	}
-	online := func(s *pgstore.Store, replica string) {
+	online := func(s InstanceStore, replica string) {
 		t.Helper()
 		if _, err := s.SetPresence(ctx, "mygame", &protocol.PresenceUpdate{ReplicaID: replica, ActorID: "ada@example.com", SessionID: "ses_" + replica, Status: protocol.PresenceOnline}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	connect := func(s *pgstore.Store, replica string) {
+	connect := func(s InstanceStore, replica string) {
 		t.Helper()
 		if err := s.Connected(ctx, "mygame", replica); err != nil {
 			t.Fatal(err)
