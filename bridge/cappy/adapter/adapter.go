@@ -148,9 +148,10 @@ type Options struct {
 	FrameQuality int
 	// FrameCPU is the share of one CPU core that frames handed without
 	// Wait may take to render and encode, over 0 and at most 1; default
-	// 0.15 (DefaultFrameCPU: 30 fps of 640x360 JPEG fit in it). After each
-	// frame the worker counts as busy long enough to keep to it, so a game
-	// handing frames faster than they encode loses frames, not speed.
+	// 0.10 (DefaultFrameCPU: 30 fps of 640x360 JPEG, about 2.3 ms each,
+	// fit in it). After each frame the worker counts as busy long enough
+	// to keep to it, so a game handing frames faster than they encode
+	// loses frames, not speed.
 	FrameCPU float64
 }
 

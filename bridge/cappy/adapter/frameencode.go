@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"image"
-	"image/jpeg"
 	"image/png"
 	"strconv"
 
 	xdraw "golang.org/x/image/draw"
 
+	"github.com/crosscode/crosscode-mcp/internal/jpegenc"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -69,7 +69,7 @@ func (e *frameEncoder) encode(img image.Image, mime string, maxWidth int) (data 
 	}
 	for _, q := range []int{e.quality, min(e.quality, 50), minFrameQuality} {
 		e.img.Reset()
-		if err := jpeg.Encode(&e.img, src, &jpeg.Options{Quality: q}); err != nil {
+		if err := jpegenc.Encode(&e.img, src, &jpegenc.Options{Quality: q}); err != nil {
 			return nil, w, h, false
 		}
 		if e.img.Len() <= protocol.MaxFrameBytes {

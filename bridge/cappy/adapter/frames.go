@@ -93,7 +93,7 @@ var (
 const (
 	DefaultFrameQueue   = 2
 	DefaultFrameQuality = 80
-	DefaultFrameCPU     = 0.15
+	DefaultFrameCPU     = 0.10
 )
 
 // minFrameQuality is the lowest JPEG quality tried for a frame over

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/jpeg"
+
+	"github.com/crosscode/crosscode-mcp/internal/jpegenc"
 )
 
 // Defaults of the images made for an agent.
@@ -68,7 +69,7 @@ func encodeJPEG(m image.Image, q int) ([]byte, error) {
 		q = DefaultQuality
 	}
 	var b bytes.Buffer
-	if err := jpeg.Encode(&b, m, &jpeg.Options{Quality: min(q, 100)}); err != nil {
+	if err := jpegenc.Encode(&b, m, &jpegenc.Options{Quality: min(q, 100)}); err != nil {
 		return nil, fmt.Errorf("encode jpeg: %w", err)
 	}
 	return b.Bytes(), nil
