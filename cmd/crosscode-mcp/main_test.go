@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -709,5 +710,22 @@ func TestServeKill9Presence(t *testing.T) {
 	})
 	if got["rep_gone"] != protocol.PresenceOffline || got["rep_back"] != protocol.PresenceOnline {
 		t.Fatalf("presence after the restart: %v (%s), want rep_gone offline, rep_back online", got, b)
+	}
+}
+
+// A wrong CROSSCODE_HUB_INSTANCE_TTL stops serve at once with a message
+// that says what it wants.
+func TestServeBadInstanceTTL(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"5", "10ms", "soon"} {
+		cmd := command(t, "serve", "--listen", "127.0.0.1:0", "--data", t.TempDir())
+		cmd.Env = append(cmd.Env, "CROSSCODE_HUB_INSTANCE_TTL="+v)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() == 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "CROSSCODE_HUB_INSTANCE_TTL") || !strings.Contains(stderr.String(), "at least 300ms") {
+			t.Fatalf("TTL %q: %v, stdout %q, stderr %q", v, err, stdout.String(), stderr.String())
+		}
 	}
 }
