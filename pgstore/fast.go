@@ -16,18 +16,28 @@ import (
 
 // One-round-trip ingest. The locked path (ingestLocked) spends a round
 // trip reading what the rules need (heads, replicas' highest
-// clientSequences, entity kinds) before it can write. An instance that
-// ingests a workspace keeps that state from its own commits, decides a
-// batch over it at once, and sends, in one round trip, BEGIN, a check
-// that locks the counter rows in id order and verifies every value the
-// decisions used (crosscode_ingest_check, migration 3, and the entities'
-// primary key; see ingestFast), the writes and COMMIT. If another instance moved the workspace meanwhile, or a value
-// was only assumed and is wrong, the check fails the transaction (nothing
-// is written) and the batch goes the locked way, which also refreshes the
-// state; a workspace that fails so keeps to the locked way for a while
-// (two instances feeding one workspace take turns on its row, so their
-// state is always stale). Correctness never rests on the remembered
-// state: every value a decision used is verified under the lock.
+// clientSequences, entity kinds) and holds the workspaces' counter rows
+// locked across the next one, while it decides and writes. Here an
+// instance decides a batch at once over what it remembers of the
+// replicas and entities (from its own commits and locked reads) and what
+// it assumes of the rest, and sends BEGIN, one call of crosscode_ingest
+// (migration 4) and COMMIT together. crosscode_ingest, in the database,
+// locks the batch's counter rows in id order, verifies every value the
+// decisions rest on, numbers the batch's operations from each workspace's
+// head and writes them; so the rows stay locked only while the database
+// works, and instances sharing a workspace take turns on it without a
+// client round trip in between. If a value was wrong (another instance
+// logged for the same replica, an id was opened elsewhere), the call
+// fails the transaction, nothing is written, and the batch is decided
+// again the locked way, which also refreshes what is remembered.
+//
+// Which values are verified: every replica's highest clientSequence (it
+// moves whoever logs for the replica); an entity's kind when the batch
+// changes an id remembered as absent or not remembered (assumed to exist
+// with its event's kind). Not verified, because they cannot be wrong: a
+// kind remembered for an existing id (ids are never deleted, kinds never
+// change), and an id the batch opens assumed new (one that exists breaks
+// the entities' primary key, which fails the transaction the same way).
 
 // Ingest paths, for IngestPaths.
 const (
@@ -41,14 +51,13 @@ const (
 // workspaces; past it, everything is forgotten and relearned.
 const maxCached = 100_000
 
-// wsState is what an instance remembers of one workspace, as of its last
-// commit there.
+// wsState is what an instance remembers of one workspace's replicas and
+// entities.
 type wsState struct {
-	head, lastUs int64
-	replicas     map[string]int64 // highest clientSequence, -1 for none
-	entities     map[string]int   // store.KindCode, 0 for none
-	fails        int              // checks failed in a row
-	lockedUntil  time.Time        // take the locked path until then
+	replicas    map[string]int64 // highest clientSequence, -1 for none
+	entities    map[string]int   // store.KindCode, 0 for none
+	fails       int              // checks failed in a row
+	lockedUntil time.Time        // take the locked path until then
 }
 
 type ingestCache struct {
@@ -57,67 +66,63 @@ type ingestCache struct {
 	n  int // remembered replicas and entities
 }
 
-// learn remembers the state a committed batch leaves: every value in d is
-// what the database held under the batch's lock, or what it wrote. locked
-// holds the heads read under the lock (the locked path), for dropping what
-// is remembered of a workspace another instance moved.
-func (c *ingestCache) learn(d *store.Decider, locked map[int64]int64) {
+// learn remembers the values a committed batch leaves: every value in d
+// is what the database held under the batch's lock, or what it wrote.
+func (c *ingestCache) learn(d *store.Decider, fast bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ws == nil || c.n > maxCached {
 		c.ws, c.n = map[int64]*wsState{}, 0
 	}
-	for _, st := range d.WS {
-		w := c.ws[st.ID]
-		if head, ok := locked[st.ID]; w == nil || ok && head != w.head {
-			if w != nil {
-				c.n -= len(w.replicas) + len(w.entities)
-			}
-			fails, until := 0, time.Time{}
-			if w != nil {
-				fails, until = w.fails, w.lockedUntil
-			}
-			w = &wsState{replicas: map[string]int64{}, entities: map[string]int{}, fails: fails, lockedUntil: until}
-			c.ws[st.ID] = w
+	get := func(id int64) *wsState {
+		w := c.ws[id]
+		if w == nil {
+			w = &wsState{replicas: map[string]int64{}, entities: map[string]int{}}
+			c.ws[id] = w
 		}
-		w.head, w.lastUs = st.Head, st.LastUs
-		if locked == nil {
-			w.fails = 0
+		return w
+	}
+	if fast {
+		for _, st := range d.WS {
+			get(st.ID).fails = 0
 		}
 	}
 	for k, v := range d.MaxClient {
-		if w := c.ws[k.WS]; w != nil {
-			if _, ok := w.replicas[k.Name]; !ok {
-				c.n++
-			}
-			w.replicas[k.Name] = v
+		w := get(k.WS)
+		if _, ok := w.replicas[k.Name]; !ok {
+			c.n++
 		}
+		w.replicas[k.Name] = v
 	}
 	for k, v := range d.EntityKind {
-		if w := c.ws[k.WS]; w != nil {
-			if _, ok := w.entities[k.Name]; !ok {
-				c.n++
-			}
-			w.entities[k.Name] = v
+		w := get(k.WS)
+		if _, ok := w.entities[k.Name]; !ok {
+			c.n++
 		}
+		w.entities[k.Name] = v
 	}
 }
 
-// failed records a failed check of workspaces wss: forget them, and take
-// the locked path for a while, longer each time in a row (50ms to 5s).
+// failed records a failed check of workspaces wss: forget what is
+// remembered of them, and take the locked path for a while, longer each
+// time in a row (50ms to 5s): a workspace whose replicas move between
+// instances is not worth a second attempt at once.
 func (c *ingestCache) failed(wss []int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.ws == nil {
+		c.ws = map[int64]*wsState{}
+	}
 	now := time.Now()
 	for _, id := range wss {
 		w := c.ws[id]
 		if w == nil {
-			continue
+			w = &wsState{}
+			c.ws[id] = w
 		}
 		c.n -= len(w.replicas) + len(w.entities)
 		w.fails++
 		w.lockedUntil = now.Add(min(50*time.Millisecond<<min(w.fails-1, 7), 5*time.Second))
-		w.head = -1 // unknown: relearned by the next locked batch
 		w.replicas, w.entities = map[string]int64{}, map[string]int{}
 	}
 }
@@ -126,57 +131,56 @@ func (c *ingestCache) failed(wss []int64) {
 // a reused clientSequence): the locked path reads it.
 var errNeedLookup = errors.New("needs a receipt lookup")
 
-// ingestFast tries the batch in one round trip over the remembered state.
-// ok is false, with nothing written, when it cannot (a workspace not
-// remembered or recently contended, a receipt to look up) or its check
-// failed; the caller takes the locked path then.
+// ingestSQL runs crosscode_ingest: it returns, per workspace of the batch,
+// the head the batch was numbered from and its operations' ingestedAt.
+const ingestSQL = `SELECT o_ws, o_base, o_us FROM crosscode_ingest($1, $2, $3, $4, $5, $6, $7, $8, $9,
+	$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+
+// ingestFast tries the batch in one round trip. ok is false, with nothing
+// written, when it cannot (a workspace whose check failed a moment ago, a
+// receipt to look up) or its check failed; the caller takes the locked
+// path then.
 func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []store.Result, ids map[string]int64, wsIDs []int64) (_ []store.Result, ok bool, _ error) {
 	now := time.Now()
 	d := store.NewDecider(micros(now))
 	results := slices.Clone(results0)
+	// Every workspace is numbered from 0 here (and its ingestedAt from
+	// now): the database adds the real head, and takes the later of now
+	// and the workspace's newest ingestedAt.
 	s.cache.mu.Lock()
 	for name, id := range ids {
-		w := s.cache.ws[id]
-		if w == nil || w.head < 0 || now.Before(w.lockedUntil) {
+		if w := s.cache.ws[id]; w != nil && now.Before(w.lockedUntil) {
 			s.cache.mu.Unlock()
 			return nil, false, nil
 		}
-		d.SetWorkspace(name, store.WSState{ID: id, Head: w.head, LastUs: w.lastUs})
+		d.SetWorkspace(name, store.WSState{ID: id})
 	}
 	replicas, entityIDs := d.Keys(items, results)
 	// Keys entered every replica as having none (-1) and every entity as
-	// absent (0): replace those with what is remembered. What is not is
-	// assumed: a replica without receipts, an opened id new, a changed id
-	// existing with its event's kind.
-	//
-	// The check verifies the heads under their lock. What is remembered
-	// holds as long as the head it was learned at does: every write of a
-	// receipt or an entity raises its workspace's head in the same
-	// transaction, under that lock. Of the assumptions, an opened id that
-	// exists breaks the entities' primary key (the transaction fails as
-	// the check would); the others are verified by the check: a replica
-	// assumed without receipts, a changed id assumed to exist.
+	// absent (0): replace those with what is remembered.
 	var rws, rmax []int64
 	var rname []string
 	for wsID, names := range replicas {
 		w := s.cache.ws[wsID]
 		for _, n := range names {
-			if v, ok := w.replicas[n]; ok {
-				d.MaxClient[store.ReplicaKey{WS: wsID, Name: n}] = v
-			} else {
-				rws, rname, rmax = append(rws, wsID), append(rname, n), append(rmax, -1)
+			k := store.ReplicaKey{WS: wsID, Name: n}
+			if v, ok := w.replicaMax(n); ok {
+				d.MaxClient[k] = v
 			}
+			rws, rname, rmax = append(rws, wsID), append(rname, n), append(rmax, d.MaxClient[k])
 		}
 	}
-	assumed := map[store.ReplicaKey]bool{}
+	// Not known to exist: remembered as absent (true), or not remembered.
+	unsure := map[store.ReplicaKey]bool{}
 	for wsID, names := range entityIDs {
 		w := s.cache.ws[wsID]
 		for _, n := range names {
 			k := store.ReplicaKey{WS: wsID, Name: n}
-			if v, ok := w.entities[n]; ok {
+			v, known := w.entityKind(n)
+			if v != 0 {
 				d.EntityKind[k] = v
 			} else {
-				assumed[k] = true
+				unsure[k] = known
 			}
 		}
 	}
@@ -190,20 +194,19 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 		}
 		e := items[i].Envelope
 		k := store.ReplicaKey{WS: ids[items[i].Workspace], Name: e.ID}
-		if assumed[k] {
-			delete(assumed, k) // the first event naming the id says what it was before the batch
+		if absent, ok := unsure[k]; ok {
+			// The first event naming the id says what it was before the
+			// batch: an opened id is new (the primary key checks that); a
+			// changed one is absent if remembered so, else it exists with
+			// its event's kind (verified, either way).
+			delete(unsure, k)
 			if !e.Type.Opens() {
 				kind := store.KindCode(e.Type.Kind())
+				if absent {
+					kind = 0
+				}
 				d.EntityKind[k] = kind
 				ews, eid, ekind = append(ews, k.WS), append(eid, k.Name), append(ekind, int16(kind))
-			}
-		}
-	}
-	hws, hseq := make([]int64, 0, len(wsIDs)), make([]int64, 0, len(wsIDs))
-	for _, id := range wsIDs {
-		for _, st := range d.WS {
-			if st.ID == id {
-				hws, hseq = append(hws, id), append(hseq, st.Head)
 			}
 		}
 	}
@@ -221,26 +224,50 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 		}
 	}
 
+	// The rows, numbered from 0 per workspace.
+	hn := make([]int64, len(wsIDs))
+	for i, id := range wsIDs {
+		for _, st := range d.WS {
+			if st.ID == id {
+				hn[i] = st.Head
+			}
+		}
+	}
+	n := len(d.Ops)
+	ows, orel, okind, obody := make([]int64, n), make([]int64, n), make([]int16, n), make([][]byte, n)
+	for i, o := range d.Ops {
+		ows[i], orel[i], okind[i], obody[i] = o.WS, o.Seq, int16(o.Kind), o.Body
+	}
+	cws, crep, ccs, cid, crel, chash := make([]int64, n), make([]string, n), make([]int64, n), make([]string, n), make([]int64, n), make([][]byte, n)
+	for i := range d.Receipts {
+		r := &d.Receipts[i]
+		cws[i], crep[i], ccs[i], cid[i], crel[i], chash[i] = r.WS, r.Replica, r.ClientSeq, r.ID, r.Seq, r.Hash[:]
+	}
+	m := len(d.Entities)
+	nws, nid, nkind := make([]int64, m), make([]string, m), make([]int16, m)
+	for i, e := range d.Entities {
+		nws[i], nid[i], nkind[i] = e.WS, e.ID, int16(e.Kind)
+	}
+
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("ingest: %w", Explain(err))
 	}
 	defer conn.Release()
-	err = s.write(ctx, conn, d, func(b *pgx.Batch) {
-		b.Queue("BEGIN")
-		b.Queue("SELECT crosscode_ingest_check($1, $2, $3, $4, $5, $6, $7, $8)", hws, hseq, rws, rname, rmax, ews, eid, ekind)
-	})
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(ingestSQL, micros(now), wsIDs, hn, rws, rname, rmax, ews, eid, ekind,
+		ows, orel, okind, obody, cws, crep, ccs, cid, crel, chash, nws, nid, nkind)
+	b.Queue("COMMIT")
+	bases, us, err := sendIngest(ctx, conn, b)
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
-		s.paths[pathFast].Add(1)
-		s.cache.learn(d, nil)
-		return results, true, nil
-	case errors.As(err, &pe), isRolledBack(err):
-		// The server refused a statement (the check, or a write that
-		// met a row the assumptions missed): the transaction is void.
+	case errors.As(err, &pe), errors.Is(err, errRolledBack):
+		// The server refused a statement (the check, or a write that met
+		// a row the assumptions missed): the transaction is void.
 		s.paths[pathFallback].Add(1)
-		s.cache.failed(hws)
+		s.cache.failed(wsIDs)
 		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
 			conn.Conn().Close(context.Background())
 		}
@@ -248,13 +275,85 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 	default:
 		// The connection failed: COMMIT's outcome is unknown.
 		conn.Conn().Close(context.Background())
-		s.cache.failed(hws)
+		s.cache.failed(wsIDs)
 		return nil, false, fmt.Errorf("ingest: %w", Explain(err))
 	}
+
+	// Number the answers as the database numbered the rows.
+	for i := range items {
+		r := &results[i]
+		if r.Err != nil || (r.Logged == nil && !r.Receipt.Duplicate) {
+			continue
+		}
+		// What this path answers is logged here or a duplicate of
+		// something logged in this batch (a stored one needs a lookup).
+		ws := ids[items[i].Workspace]
+		at := fromMicros(us[ws])
+		r.Receipt.ServerSequence += bases[ws]
+		r.Receipt.IngestedAt = at
+		if r.Logged != nil {
+			r.Logged.ServerSequence = r.Receipt.ServerSequence
+			r.Logged.IngestedAt = &at
+		}
+	}
+	s.paths[pathFast].Add(1)
+	s.cache.learn(d, true)
+	return results, true, nil
 }
 
-// isRolledBack reports write's error for a COMMIT that answered ROLLBACK.
-func isRolledBack(err error) bool { return errors.Is(err, errRolledBack) }
+// sendIngest sends BEGIN, crosscode_ingest and COMMIT and returns each
+// workspace's base and ingestedAt once COMMIT has returned.
+func sendIngest(ctx context.Context, conn interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}, b *pgx.Batch) (bases, us map[int64]int64, err error) {
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, err
+	}
+	bases, us = map[int64]int64{}, map[int64]int64{}
+	for rows.Next() {
+		var ws, base, at int64
+		if err := rows.Scan(&ws, &base, &at); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		bases[ws], us[ws] = base, at
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return nil, nil, err
+	}
+	// COMMIT of a transaction that failed answers ROLLBACK, not an error.
+	if tag.String() != "COMMIT" {
+		return nil, nil, fmt.Errorf("commit: the server answered %q: %w", tag.String(), errRolledBack)
+	}
+	return bases, us, br.Close()
+}
+
+func (w *wsState) replicaMax(name string) (int64, bool) {
+	if w == nil {
+		return 0, false
+	}
+	v, ok := w.replicas[name]
+	return v, ok
+}
+
+func (w *wsState) entityKind(id string) (int, bool) {
+	if w == nil {
+		return 0, false
+	}
+	v, ok := w.entities[id]
+	return v, ok
+}
 
 // IngestPaths reports how many batches committed in one round trip, how
 // many took the locked path from the start, and how many tried one round

@@ -120,10 +120,6 @@ func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []
 		conn.Conn().Close(context.Background())
 		return nil, fmt.Errorf("ingest: %w", Explain(err))
 	}
-	locked := make(map[int64]int64, len(d.WS))
-	for _, st := range d.WS {
-		locked[st.ID] = st.Head
-	}
 
 	lookup := func(ws int64, replica string, clientSeq int64) (store.ReceiptRow, bool, error) {
 		r := store.ReceiptRow{WS: ws, Replica: replica, ClientSeq: clientSeq}
@@ -153,7 +149,7 @@ func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []
 		conn.Conn().Close(context.Background())
 		return nil, fmt.Errorf("ingest: %w", Explain(err))
 	}
-	s.cache.learn(d, locked)
+	s.cache.learn(d, false)
 	return results, nil
 }
 

@@ -114,6 +114,51 @@ BEGIN
 END
 $$;
 `,
+	// 4: one-round-trip ingest numbers in the database (fast.go):
+	// crosscode_ingest locks the batch's counter rows in id order, fails
+	// the transaction with serialization_failure unless the replicas'
+	// highest clientSequences (-1 for none) and the entities' kinds (0 for
+	// none) are what the instance decided on, numbers each workspace's
+	// operations (relative numbers 1..n from the instance) from its head,
+	// writes the rows and returns each workspace's head before the batch
+	// and the batch's ingestedAt.
+	`
+DROP FUNCTION crosscode_ingest_check(bigint[], bigint[], bigint[], text[], bigint[], bigint[], text[], smallint[]);
+CREATE FUNCTION crosscode_ingest(now_us bigint, hws bigint[], hn bigint[],
+	rws bigint[], rname text[], rmax bigint[], ews bigint[], eid text[], ekind smallint[],
+	ows bigint[], orel bigint[], okind smallint[], obody bytea[],
+	cws bigint[], crep text[], ccs bigint[], cid text[], crel bigint[], chash bytea[],
+	nws bigint[], nid text[], nkind smallint[])
+RETURNS TABLE (o_ws bigint, o_base bigint, o_us bigint) LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM heads h WHERE h.ws = ANY (hws) ORDER BY h.ws FOR UPDATE;
+	IF EXISTS (SELECT 1 FROM unnest(rws, rname, rmax) AS v (ws, replica, mx)
+			WHERE coalesce((SELECT max(x.client_seq) FROM receipts x WHERE x.ws = v.ws AND x.replica = v.replica), -1) <> v.mx)
+		OR EXISTS (SELECT 1 FROM unnest(ews, eid, ekind) AS v (ws, id, kind)
+			WHERE coalesce((SELECT e.kind FROM entities e WHERE e.ws = v.ws AND e.id = v.id), 0) <> v.kind)
+	THEN
+		RAISE EXCEPTION 'crosscode: a replica or an entity moved since this instance read it' USING ERRCODE = 'serialization_failure';
+	END IF;
+	RETURN QUERY
+	WITH moved AS (
+		UPDATE heads h SET seq = h.seq + v.n, last_us = greatest(h.last_us, now_us)
+		FROM unnest(hws, hn) AS v (ws, n) WHERE h.ws = v.ws AND v.n > 0
+		RETURNING h.ws, h.seq - v.n AS base, h.last_us AS us
+	), o AS (
+		INSERT INTO ops (ws, seq, kind, ingested_us, body)
+		SELECT x.ws, m.base + x.rel, x.kind, m.us, x.body
+		FROM unnest(ows, orel, okind, obody) AS x (ws, rel, kind, body) JOIN moved m ON m.ws = x.ws
+	), r AS (
+		INSERT INTO receipts (ws, replica, client_seq, id, seq, ingested_us, hash)
+		SELECT x.ws, x.replica, x.cs, x.id, m.base + x.rel, m.us, x.hash
+		FROM unnest(cws, crep, ccs, cid, crel, chash) AS x (ws, replica, cs, id, rel, hash) JOIN moved m ON m.ws = x.ws
+	), e AS (
+		INSERT INTO entities (ws, id, kind) SELECT * FROM unnest(nws, nid, nkind)
+	)
+	SELECT m.ws, m.base, m.us FROM moved m;
+END
+$$;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.
