@@ -9,7 +9,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"github.com/crosscode/crosscode-mcp/internal/jpegenc"
+	"github.com/crosscode/crosscode-mcp/internal/jpegfork"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -69,7 +69,7 @@ func (e *frameEncoder) encode(img image.Image, mime string, maxWidth int) (data 
 	}
 	for _, q := range []int{e.quality, min(e.quality, 50), minFrameQuality} {
 		e.img.Reset()
-		if err := jpegenc.Encode(&e.img, src, &jpegenc.Options{Quality: q}); err != nil {
+		if err := jpegfork.Encode(&e.img, src, &jpegfork.Options{Quality: q}); err != nil {
 			return nil, w, h, false
 		}
 		if e.img.Len() <= protocol.MaxFrameBytes {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"image"
 
-	"github.com/crosscode/crosscode-mcp/internal/jpegenc"
+	"github.com/crosscode/crosscode-mcp/internal/jpegfork"
 )
 
 // Defaults of the images made for an agent.
@@ -69,7 +69,7 @@ func encodeJPEG(m image.Image, q int) ([]byte, error) {
 		q = DefaultQuality
 	}
 	var b bytes.Buffer
-	if err := jpegenc.Encode(&b, m, &jpegenc.Options{Quality: min(q, 100)}); err != nil {
+	if err := jpegfork.Encode(&b, m, &jpegfork.Options{Quality: min(q, 100)}); err != nil {
 		return nil, fmt.Errorf("encode jpeg: %w", err)
 	}
 	return b.Bytes(), nil

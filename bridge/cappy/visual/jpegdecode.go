@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"image"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/visual/internal/jpegscale"
+	"github.com/crosscode/crosscode-mcp/internal/jpegfork"
 )
 
 // jpegShift returns the DCT-domain scale (as a shift: 1/2^shift, at most
@@ -20,5 +20,5 @@ func jpegShift(w, minW int) uint {
 // decodeJPEG decodes a JPEG w pixels wide at the smallest DCT-domain scale
 // that is still at least minW wide.
 func decodeJPEG(data []byte, w, minW int) (image.Image, error) {
-	return jpegscale.Decode(bytes.NewReader(data), jpegShift(w, minW))
+	return jpegfork.Decode(bytes.NewReader(data), jpegShift(w, minW))
 }

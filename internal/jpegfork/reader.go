@@ -2,16 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-// Package jpegscale is a JPEG decoder that decodes at 1/2, 1/4 or 1/8
-// scale in the DCT domain, as libjpeg's scale_denom does: a fork of the
-// decoder of Go's image/jpeg (Go 1.26; BSD licence, see LICENSE), changed
-// only where it reconstructs blocks (scan.go's makeImg and reconstructBlock,
-// reduced.go) and in its entry point (Decode takes the scale; no
-// DecodeConfig and no registration with package image). At scale 1 it
-// decodes exactly as image/jpeg does.
-//
-// JPEG is defined in ITU-T T.81: https://www.w3.org/Graphics/JPEG/itu-t81.pdf.
-package jpegscale
+package jpegfork
 
 import (
 	"image"

@@ -1,7 +1,7 @@
 // This file is not from the Go distribution: it adds decoding at reduced
 // scale to the fork.
 
-package jpegscale
+package jpegfork
 
 import "math"
 

@@ -1,4 +1,4 @@
-package jpegenc
+package jpegfork
 
 import (
 	"bytes"
@@ -83,7 +83,7 @@ func BenchmarkEncode(b *testing.B) {
 		enc  func(*bytes.Buffer) error
 	}{
 		{"image-jpeg", func(w *bytes.Buffer) error { return jpeg.Encode(w, m, &jpeg.Options{Quality: 80}) }},
-		{"jpegenc", func(w *bytes.Buffer) error { return Encode(w, m, &Options{Quality: 80}) }},
+		{"jpegfork", func(w *bytes.Buffer) error { return Encode(w, m, &Options{Quality: 80}) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var w bytes.Buffer

@@ -1,4 +1,4 @@
-package jpegscale
+package jpegfork
 
 import (
 	"bytes"
