@@ -656,6 +656,26 @@ func TestNewLogger(t *testing.T) {
 	}
 }
 
+// presenceOf reads GET /v1/presence through c: each replica's status.
+func presenceOf(t *testing.T, c *client) map[string]protocol.PresenceStatus {
+	t.Helper()
+	status, b, err := c.do("GET", "/v1/presence", nil)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("presence: %d %s %v", status, b, err)
+	}
+	var list struct {
+		Items []protocol.RemotePresence `json:"items"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatalf("presence: %v in %s", err, b)
+	}
+	got := map[string]protocol.PresenceStatus{}
+	for _, p := range list.Items {
+		got[p.SenderReplicaID] = p.Status
+	}
+	return got
+}
+
 // TestServeKill9Presence: the service on SQLite is killed with replicas
 // subscribed; the next one sets offline, once their heartbeat is a TTL
 // old, the replicas that did not come back, and leaves online the one
@@ -688,28 +708,12 @@ func TestServeKill9Presence(t *testing.T) {
 	// before a watcher of it could subscribe (its first heartbeat comes
 	// at its start, and the dead one's may be a TTL old by then).
 	var got map[string]protocol.PresenceStatus
-	var b []byte
 	waitFor(t, "rep_gone offline on the next service", func() bool {
-		var status int
-		var err error
-		status, b, err = nc.do("GET", "/v1/presence", nil)
-		if err != nil || status != http.StatusOK {
-			t.Fatalf("presence: %d %s %v", status, b, err)
-		}
-		var list struct {
-			Items []protocol.RemotePresence `json:"items"`
-		}
-		if err := json.Unmarshal(b, &list); err != nil {
-			t.Fatalf("presence: %v in %s", err, b)
-		}
-		got = map[string]protocol.PresenceStatus{}
-		for _, p := range list.Items {
-			got[p.SenderReplicaID] = p.Status
-		}
+		got = presenceOf(t, nc)
 		return got["rep_gone"] == protocol.PresenceOffline
 	})
 	if got["rep_gone"] != protocol.PresenceOffline || got["rep_back"] != protocol.PresenceOnline {
-		t.Fatalf("presence after the restart: %v (%s), want rep_gone offline, rep_back online", got, b)
+		t.Fatalf("presence after the restart: %v, want rep_gone offline, rep_back online", got)
 	}
 }
 

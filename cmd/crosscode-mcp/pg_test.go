@@ -475,22 +475,9 @@ func TestPGKill9InstancePresence(t *testing.T) {
 		}
 		return false
 	})
-	status, b, err := sc.do("GET", "/v1/presence", nil)
-	if err != nil || status != http.StatusOK {
-		t.Fatalf("presence: %d %s %v", status, b, err)
-	}
-	var list struct {
-		Items []protocol.RemotePresence `json:"items"`
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		t.Fatalf("presence: %v in %s", err, b)
-	}
-	got := map[string]protocol.PresenceStatus{}
-	for _, p := range list.Items {
-		got[p.SenderReplicaID] = p.Status
-	}
+	got := presenceOf(t, sc)
 	if got["rep_gone"] != protocol.PresenceOffline || got["rep_both"] != protocol.PresenceOnline {
-		t.Fatalf("presence after the kill: %v (%s), want rep_gone offline, rep_both online", got, b)
+		t.Fatalf("presence after the kill: %v, want rep_gone offline, rep_both online", got)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
