@@ -445,7 +445,9 @@ func TestPGKill9InstancePresence(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDB(t)
 	tok := pgToken(t, db, "mygame")
-	env := []string{"CROSSCODE_HUB_INSTANCE_TTL=1s"}
+	// Long enough that a loaded machine does not make the live instances
+	// look dead to each other before the kill.
+	env := []string{"CROSSCODE_HUB_INSTANCE_TTL=3s"}
 	victim, survivor := startServeEnv(t, env, "--db", db), startServeEnv(t, env, "--db", db)
 	vc, sc := newClient(t, victim.URL, tok), newClient(t, survivor.URL, tok)
 	watch(t, victim.URL, tok, "rep_gone")
