@@ -17,3 +17,11 @@ func SetBodyReadWait(d time.Duration) (restore func()) {
 	bodyReadWait = d
 	return func() { bodyReadWait = old }
 }
+
+// SetWriteWait sets how long one WebSocket frame may take to be written;
+// restore puts the default back (call it once every server is stopped).
+func SetWriteWait(d time.Duration) (restore func()) {
+	old := writeWait
+	writeWait = d
+	return func() { writeWait = old }
+}

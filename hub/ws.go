@@ -17,10 +17,11 @@ import (
 )
 
 // WebSocket timings.
-const (
-	writeWait = 10 * time.Second // one frame must be written within this
-	pingEvery = 20 * time.Second // keepalive; a dead peer goes offline
-)
+const pingEvery = 20 * time.Second // keepalive; a dead peer goes offline
+
+// writeWait is how long one frame may take to be written (a variable for
+// tests).
+var writeWait = 10 * time.Second
 
 // subscribeWait is how soon after the upgrade the subscribe frame must
 // arrive (a variable for tests).

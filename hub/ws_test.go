@@ -577,6 +577,11 @@ func (l sndbufListener) Accept() (net.Conn, error) {
 }
 
 func TestSlowSubscriber(t *testing.T) {
+	// The service's write to the slow subscriber blocks from its 35th
+	// frame or so until the test reads it, after every writer is done;
+	// with the default writeWait a loaded machine took longer, and the
+	// service dropped the connection without its close frame.
+	t.Cleanup(hub.SetWriteWait(2 * time.Minute))
 	h := newHub(t, hub.Config{QueueDepth: 8}, smallSendBuffers)
 	// The slow subscriber never reads while the stream runs.
 	sc := h.dialSmallBuffer(t)

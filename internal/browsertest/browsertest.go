@@ -43,7 +43,6 @@ func New(t testing.TB, width, height int64) *Browser {
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("headless", "new"),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("no-first-run", true),
@@ -62,17 +61,33 @@ func New(t testing.TB, width, height int64) *Browser {
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(int(width), int(height)),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
+	// Chromium now and then exits before it listens when the machine is
+	// busy with other browsers and engines (seen once in CI: "chrome
+	// failed to start", no crash reason): a test gets three tries, each
+	// with a fresh profile.
+	var ctx context.Context
+	for try := 1; ; try++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(actx)
+		// The first Run starts the browser; it must not carry a timeout.
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height))
+		if err == nil {
+			t.Cleanup(func() {
+				cancel()
+				cancelAlloc()
+			})
+			break
+		}
 		cancel()
 		cancelAlloc()
-	})
-	b := &Browser{Ctx: ctx, t: t}
-	// The first Run starts the browser; it must not carry a timeout.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		if try == 3 || !strings.Contains(err.Error(), "failed to start") {
+			t.Fatalf("start chromium (try %d): %v", try, err)
+		}
+		t.Logf("start chromium (try %d, trying again): %v", try, err)
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
 	}
+	b := &Browser{Ctx: ctx, t: t}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
