@@ -34,9 +34,10 @@ type Connections interface {
 	// Connected records that replica has a subscription on this instance.
 	Connected(ctx context.Context, workspace, replica string) error
 	// Heartbeat keeps this instance alive for the others and sets offline
-	// the replicas only dead instances held, returning their presence.
-	// local lists this instance's subscriptions, for an instance the
-	// others took for dead.
+	// the replicas only dead instances held, returning the presence that
+	// changed. local lists this instance's subscriptions, for an instance
+	// the others took for dead: it records them again, and sets its
+	// replicas that were set offline meanwhile online.
 	Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error)
 	// HeartbeatEvery is how often to call Heartbeat.
 	HeartbeatEvery() time.Duration

@@ -102,7 +102,9 @@ const reapSQL = `WITH dead AS (DELETE FROM instances WHERE seen_us < $1 RETURNIN
 // (killed, or cut off from the database) for the TTL, returning their new
 // presence. If the others had taken this instance for dead (it missed its
 // beats: a long pause, a lost database), it records its subscriptions
-// again: local lists them as (workspace, replica) pairs. The service calls
+// again (local lists them as (workspace, replica) pairs) and sets those of
+// its replicas that were set offline meanwhile online again, returning
+// their presence too. The service calls
 // it every HeartbeatEvery.
 func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error) {
 	now := time.Now()
@@ -110,11 +112,21 @@ func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*pro
 	if err := s.pool.QueryRow(ctx, beatSQL, s.instance, micros(now)).Scan(&inserted); err != nil {
 		return nil, fmt.Errorf("heartbeat: %w", Explain(err))
 	}
+	var out []*protocol.RemotePresence
 	if s.beats.Add(1) > 1 && inserted && local != nil {
 		s.log("this instance missed its heartbeats and was taken for dead: recording its subscriptions again", nil)
 		for _, c := range local() {
 			if err := s.Connected(ctx, c[0], c[1]); err != nil {
 				return nil, fmt.Errorf("heartbeat: %w", err)
+			}
+			// Set offline while this instance was taken for dead, but
+			// subscribed here all along: online again.
+			p, err := s.backOnline(ctx, c[0], c[1], now)
+			if err != nil {
+				return nil, fmt.Errorf("heartbeat: %w", err)
+			}
+			if p != nil {
+				out = append(out, p)
 			}
 		}
 	}
@@ -123,7 +135,6 @@ func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*pro
 		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
 	}
 	defer rows.Close()
-	var out []*protocol.RemotePresence
 	for rows.Next() {
 		var ws, replica, actor, session, agent, status string
 		var us int64
@@ -140,6 +151,24 @@ func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*pro
 		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
 	}
 	return out, nil
+}
+
+// backOnline sets a subscribed replica that is offline online again and
+// returns its presence (nil if it was not offline).
+func (s *Store) backOnline(ctx context.Context, workspace, replica string, now time.Time) (*protocol.RemotePresence, error) {
+	ws, err := s.workspaceID(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	p, err := scanPresence(s.pool.QueryRow(ctx, "UPDATE presence SET status = 'online', updated_us = $1 WHERE ws = $2 AND replica = $3 AND status = 'offline' RETURNING "+presenceCols,
+		micros(now), ws, replica), workspace)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, Explain(err)
+	}
+	return p, nil
 }
 
 // HeartbeatEvery is how often the service calls Heartbeat: a third of the

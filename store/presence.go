@@ -91,7 +91,8 @@ const beatSQL = "INSERT INTO instances (id, seen_us) VALUES (?, ?) ON CONFLICT (
 // beating for the TTL (a service that crashed or was killed), returning
 // their new presence. If this process had been taken for dead (it missed
 // its beats), it records local's subscriptions ((workspace, replica)
-// pairs) again. The coordination service calls it every HeartbeatEvery.
+// pairs) again and sets those replicas online that were set offline
+// meanwhile, returning their presence too. The coordination service calls it every HeartbeatEvery.
 func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error) {
 	now := time.Now()
 	var out []*protocol.RemotePresence
@@ -161,9 +162,33 @@ func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*pro
 			if err := s.Connected(ctx, c[0], c[1]); err != nil {
 				return nil, fmt.Errorf("heartbeat: %w", err)
 			}
+			// Set offline while this process was taken for dead, but
+			// subscribed here all along: online again.
+			p, err := s.backOnline(ctx, c[0], c[1], now)
+			if err != nil {
+				return nil, fmt.Errorf("heartbeat: %w", err)
+			}
+			if p != nil {
+				out = append(out, p)
+			}
 		}
 	}
 	return out, nil
+}
+
+// backOnline sets a subscribed replica that is offline online again and
+// returns its presence (nil if it was not offline).
+func (s *Store) backOnline(ctx context.Context, workspace, replica string, now time.Time) (*protocol.RemotePresence, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	p, err := scanPresence(s.w.QueryRowContext(ctx, "UPDATE presence SET status = 'online', updated_us = ? WHERE ws = ? AND replica = ? AND status = 'offline' RETURNING "+presenceCols,
+		micros(now), ws, replica), workspace)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return p, err
 }
 
 // HeartbeatEvery is how often the service calls Heartbeat: a third of the

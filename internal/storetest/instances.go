@@ -117,11 +117,19 @@ func testPresenceAcrossInstances(t *testing.T, open OpenInstances) {
 		t.Fatalf("the next heartbeat: %+v %v, want nothing (a is gone once)", g, err)
 	}
 
-	// a comes back (it was only paused): its heartbeat finds itself taken
-	// for dead and records its subscriptions again, so its replica stays
-	// held when b's subscription of it ends.
-	if _, err := a.Heartbeat(ctx, func() [][2]string { return [][2]string{{"mygame", "rep_both"}} }); err != nil {
+	// a comes back (it was only paused, its subscriptions alive): its
+	// heartbeat finds itself taken for dead, records its subscriptions
+	// again and sets rep_a, subscribed there all along, online again; and
+	// rep_both stays held when b's subscription of it ends.
+	back, err := a.Heartbeat(ctx, func() [][2]string { return [][2]string{{"mygame", "rep_both"}, {"mygame", "rep_a"}} })
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(back) != 1 || back[0].SenderReplicaID != "rep_a" || back[0].Status != protocol.PresenceOnline || back[0].WorkspaceID != "mygame" {
+		t.Fatalf("a's heartbeat on coming back changed %+v, want rep_a online only", back)
+	}
+	if got := status("rep_a"); got != protocol.PresenceOnline {
+		t.Fatalf("rep_a is %s after a came back, want online", got)
 	}
 	if p, err := b.MarkOffline(ctx, "mygame", "rep_both"); err != nil || p != nil {
 		t.Fatalf("offline on b while a holds rep_both again: %+v %v, want nothing", p, err)
