@@ -34,11 +34,14 @@ type Connections interface {
 	// Connected records that replica has a subscription on this instance.
 	Connected(ctx context.Context, workspace, replica string) error
 	// Heartbeat keeps this instance alive for the others and sets offline
-	// the replicas only dead instances held, returning the presence that
-	// changed. local lists this instance's subscriptions, for an instance
-	// the others took for dead: it records them again, and sets its
-	// replicas that were set offline meanwhile online.
-	Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error)
+	// the replicas only dead instances held, returning their presence;
+	// takenForDead says the others had taken this instance for dead (a
+	// long pause) and forgotten its subscriptions.
+	Heartbeat(ctx context.Context) (gone []*protocol.RemotePresence, takenForDead bool, err error)
+	// Reconnected records a subscription here again, after the instance
+	// was taken for dead, and sets the replica online if it was set
+	// offline meanwhile, returning its presence then (else nil).
+	Reconnected(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error)
 	// HeartbeatEvery is how often to call Heartbeat.
 	HeartbeatEvery() time.Duration
 }
@@ -158,11 +161,24 @@ func (f *fanout) heartbeat(ctx context.Context, c Connections) {
 	every := c.HeartbeatEvery()
 	for {
 		hctx, cancel := context.WithTimeout(ctx, max(every, time.Second))
-		gone, err := c.Heartbeat(hctx, f.s.broker.connections)
-		cancel()
+		gone, taken, err := c.Heartbeat(hctx)
 		if err != nil && ctx.Err() == nil {
 			f.s.log.Warn("heartbeat", "err", err)
 		}
+		if taken {
+			// The others forgot this instance's subscriptions, and may
+			// have set its replicas offline: they are still here.
+			f.s.log.Warn("this instance missed its heartbeats and was taken for dead: recording its subscriptions again")
+			for _, sub := range f.s.broker.connections() {
+				p, err := c.Reconnected(hctx, sub[0], sub[1])
+				if err != nil {
+					f.s.log.Warn("record a subscription again", "workspace", sub[0], "replica", sub[1], "err", err)
+				} else if p != nil {
+					gone = append(gone, p)
+				}
+			}
+		}
+		cancel()
 		for _, p := range gone {
 			f.presenceChanged(p.WorkspaceID, p)
 		}

@@ -100,73 +100,60 @@ const reapSQL = `WITH dead AS (DELETE FROM instances WHERE seen_us < $1 RETURNIN
 // Heartbeat keeps this instance alive for the others and sets offline the
 // replicas whose subscriptions were all on instances that stopped beating
 // (killed, or cut off from the database) for the TTL, returning their new
-// presence. If the others had taken this instance for dead (it missed its
-// beats: a long pause, a lost database), it records its subscriptions
-// again (local lists them as (workspace, replica) pairs) and sets those of
-// its replicas that were set offline meanwhile online again, returning
-// their presence too. The service calls
-// it every HeartbeatEvery.
-func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error) {
+// presence. takenForDead says the others had taken this instance for dead
+// (it missed its beats: a long pause, a lost database) and forgotten its
+// subscriptions; the service then records them again with Reconnected. It
+// calls Heartbeat every HeartbeatEvery.
+func (s *Store) Heartbeat(ctx context.Context) (_ []*protocol.RemotePresence, takenForDead bool, _ error) {
 	now := time.Now()
 	var inserted bool
 	if err := s.pool.QueryRow(ctx, beatSQL, s.instance, micros(now)).Scan(&inserted); err != nil {
-		return nil, fmt.Errorf("heartbeat: %w", Explain(err))
+		return nil, false, fmt.Errorf("heartbeat: %w", Explain(err))
 	}
+	taken := s.beats.Add(1) > 1 && inserted
 	var out []*protocol.RemotePresence
-	if s.beats.Add(1) > 1 && inserted && local != nil {
-		s.log("this instance missed its heartbeats and was taken for dead: recording its subscriptions again", nil)
-		for _, c := range local() {
-			if err := s.Connected(ctx, c[0], c[1]); err != nil {
-				return nil, fmt.Errorf("heartbeat: %w", err)
-			}
-			// Set offline while this instance was taken for dead, but
-			// subscribed here all along: online again.
-			p, err := s.backOnline(ctx, c[0], c[1], now)
-			if err != nil {
-				return nil, fmt.Errorf("heartbeat: %w", err)
-			}
-			if p != nil {
-				out = append(out, p)
-			}
-		}
-	}
 	rows, err := s.pool.Query(ctx, reapSQL, micros(now.Add(-s.ttl)), micros(now))
 	if err != nil {
-		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
+		return nil, false, fmt.Errorf("heartbeat: reap: %w", Explain(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var ws, replica, actor, session, agent, status string
 		var us int64
 		if err := rows.Scan(&ws, &replica, &actor, &session, &agent, &status, &us); err != nil {
-			return nil, fmt.Errorf("heartbeat: reap: %w", err)
+			return nil, false, fmt.Errorf("heartbeat: reap: %w", err)
 		}
 		p, err := store.PresenceOf(ws, replica, actor, session, agent, status, us)
 		if err != nil {
-			return nil, fmt.Errorf("heartbeat: reap: %w", err)
+			return nil, false, fmt.Errorf("heartbeat: reap: %w", err)
 		}
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("heartbeat: reap: %w", Explain(err))
+		return nil, false, fmt.Errorf("heartbeat: reap: %w", Explain(err))
 	}
-	return out, nil
+	return out, taken, nil
 }
 
-// backOnline sets a subscribed replica that is offline online again and
-// returns its presence (nil if it was not offline).
-func (s *Store) backOnline(ctx context.Context, workspace, replica string, now time.Time) (*protocol.RemotePresence, error) {
-	ws, err := s.workspaceID(ctx, workspace)
-	if err != nil {
+// Reconnected records again a subscription of replica that this instance
+// held while the others took it for dead, and sets the replica online if
+// it was set offline meanwhile, returning its presence then (else nil).
+func (s *Store) Reconnected(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error) {
+	if err := s.Connected(ctx, workspace, replica); err != nil {
 		return nil, err
 	}
+	ws, err := s.workspaceID(ctx, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("reconnected: %w", err)
+	}
+	now := time.Now()
 	p, err := scanPresence(s.pool.QueryRow(ctx, "UPDATE presence SET status = 'online', updated_us = $1 WHERE ws = $2 AND replica = $3 AND status = 'offline' RETURNING "+presenceCols,
 		micros(now), ws, replica), workspace)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, Explain(err)
+		return nil, fmt.Errorf("reconnected: %w", Explain(err))
 	}
 	return p, nil
 }

@@ -89,11 +89,11 @@ const beatSQL = "INSERT INTO instances (id, seen_us) VALUES (?, ?) ON CONFLICT (
 // Heartbeat keeps this process alive in the database and sets offline
 // the replicas whose subscriptions were all held by processes that stopped
 // beating for the TTL (a service that crashed or was killed), returning
-// their new presence. If this process had been taken for dead (it missed
-// its beats), it records local's subscriptions ((workspace, replica)
-// pairs) again and sets those replicas online that were set offline
-// meanwhile, returning their presence too. The coordination service calls it every HeartbeatEvery.
-func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*protocol.RemotePresence, error) {
+// their new presence. takenForDead says this process had been taken for
+// dead (it missed its beats) and its subscriptions forgotten; the service
+// then records them again with Reconnected. It calls Heartbeat every
+// HeartbeatEvery.
+func (s *Store) Heartbeat(ctx context.Context) (_ []*protocol.RemotePresence, takenForDead bool, _ error) {
 	now := time.Now()
 	var out []*protocol.RemotePresence
 	var taken bool
@@ -154,41 +154,33 @@ func (s *Store) Heartbeat(ctx context.Context, local func() [][2]string) ([]*pro
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.beats.Add(1)
-	if taken && local != nil {
-		for _, c := range local() {
-			if err := s.Connected(ctx, c[0], c[1]); err != nil {
-				return nil, fmt.Errorf("heartbeat: %w", err)
-			}
-			// Set offline while this process was taken for dead, but
-			// subscribed here all along: online again.
-			p, err := s.backOnline(ctx, c[0], c[1], now)
-			if err != nil {
-				return nil, fmt.Errorf("heartbeat: %w", err)
-			}
-			if p != nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
+	return out, taken, nil
 }
 
-// backOnline sets a subscribed replica that is offline online again and
-// returns its presence (nil if it was not offline).
-func (s *Store) backOnline(ctx context.Context, workspace, replica string, now time.Time) (*protocol.RemotePresence, error) {
-	ws, err := s.workspaceID(ctx, s.r, workspace)
-	if err != nil {
+// Reconnected records again a subscription of replica that this process
+// held while it was taken for dead, and sets the replica online if it was
+// set offline meanwhile, returning its presence then (else nil).
+func (s *Store) Reconnected(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error) {
+	if err := s.Connected(ctx, workspace, replica); err != nil {
 		return nil, err
 	}
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("reconnected: %w", err)
+	}
+	now := time.Now()
 	p, err := scanPresence(s.w.QueryRowContext(ctx, "UPDATE presence SET status = 'online', updated_us = ? WHERE ws = ? AND replica = ? AND status = 'offline' RETURNING "+presenceCols,
 		micros(now), ws, replica), workspace)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	return p, err
+	if err != nil {
+		return nil, fmt.Errorf("reconnected: %w", err)
+	}
+	return p, nil
 }
 
 // HeartbeatEvery is how often the service calls Heartbeat: a third of the

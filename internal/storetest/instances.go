@@ -76,8 +76,8 @@ func testPresenceAcrossInstances(t *testing.T, open OpenInstances) {
 	connect(a, "rep_both")
 	connect(b, "rep_both")
 	connect(a, "rep_moved")
-	if _, err := a.Heartbeat(ctx, nil); err != nil {
-		t.Fatal(err)
+	if _, taken, err := a.Heartbeat(ctx); err != nil || taken {
+		t.Fatalf("a's first heartbeat: taken for dead %v, %v", taken, err)
 	}
 
 	// rep_moved reconnected to b before its old subscription on a ended:
@@ -99,9 +99,9 @@ func testPresenceAcrossInstances(t *testing.T, open OpenInstances) {
 	var gone []*protocol.RemotePresence
 	for len(gone) == 0 && time.Now().Before(deadline) {
 		time.Sleep(ttl / 4)
-		g, err := b.Heartbeat(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
+		g, taken, err := b.Heartbeat(ctx)
+		if err != nil || taken {
+			t.Fatalf("b's heartbeat: taken for dead %v, %v", taken, err)
 		}
 		gone = append(gone, g...)
 	}
@@ -113,17 +113,26 @@ func testPresenceAcrossInstances(t *testing.T, open OpenInstances) {
 			t.Fatalf("%s is %s, want %s", r, got, want)
 		}
 	}
-	if g, err := b.Heartbeat(ctx, nil); err != nil || len(g) != 0 {
-		t.Fatalf("the next heartbeat: %+v %v, want nothing (a is gone once)", g, err)
+	if g, taken, err := b.Heartbeat(ctx); err != nil || taken || len(g) != 0 {
+		t.Fatalf("the next heartbeat: %+v %v %v, want nothing (a is gone once)", g, taken, err)
 	}
 
 	// a comes back (it was only paused, its subscriptions alive): its
 	// heartbeat finds itself taken for dead, records its subscriptions
 	// again and sets rep_a, subscribed there all along, online again; and
 	// rep_both stays held when b's subscription of it ends.
-	back, err := a.Heartbeat(ctx, func() [][2]string { return [][2]string{{"mygame", "rep_both"}, {"mygame", "rep_a"}} })
-	if err != nil {
-		t.Fatal(err)
+	if g, taken, err := a.Heartbeat(ctx); err != nil || !taken || len(g) != 0 {
+		t.Fatalf("a's heartbeat on coming back: %+v, taken for dead %v, %v; want taken for dead, nothing set offline", g, taken, err)
+	}
+	var back []*protocol.RemotePresence
+	for _, r := range []string{"rep_both", "rep_a"} {
+		p, err := a.Reconnected(ctx, "mygame", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != nil {
+			back = append(back, p)
+		}
 	}
 	if len(back) != 1 || back[0].SenderReplicaID != "rep_a" || back[0].Status != protocol.PresenceOnline || back[0].WorkspaceID != "mygame" {
 		t.Fatalf("a's heartbeat on coming back changed %+v, want rep_a online only", back)
