@@ -21,7 +21,7 @@ import (
 // instance decides a batch at once over what it remembers of the
 // replicas and entities (from its own commits and locked reads) and what
 // it assumes of the rest, and sends BEGIN, one call of crosscode_ingest
-// (migration 4) and COMMIT together. crosscode_ingest, in the database,
+// (migration 3) and COMMIT together. crosscode_ingest, in the database,
 // locks the batch's counter rows in id order, verifies every value the
 // decisions rest on, numbers the batch's operations from each workspace's
 // head and writes them; so the rows stay locked only while the database

@@ -93,28 +93,7 @@ CREATE TABLE connections (
 );
 CREATE INDEX connections_by_instance ON connections (instance);
 `,
-	// 3: the check of one-round-trip ingest (fast.go): it locks the
-	// batch's counter rows in id order and fails the transaction, with
-	// serialization_failure, unless the heads, the replicas' highest
-	// clientSequences (-1 for none) and the entities' kinds (0 for none)
-	// are what the instance decided the batch on.
-	`
-CREATE FUNCTION crosscode_ingest_check(hws bigint[], hseq bigint[], rws bigint[], rname text[], rmax bigint[], ews bigint[], eid text[], ekind smallint[])
-RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM 1 FROM heads WHERE ws = ANY (hws) ORDER BY ws FOR UPDATE;
-	IF (SELECT count(*) FROM heads h JOIN unnest(hws, hseq) AS v (ws, seq) ON h.ws = v.ws AND h.seq = v.seq) <> cardinality(hws)
-		OR EXISTS (SELECT 1 FROM unnest(rws, rname, rmax) AS v (ws, replica, mx)
-			WHERE coalesce((SELECT max(x.client_seq) FROM receipts x WHERE x.ws = v.ws AND x.replica = v.replica), -1) <> v.mx)
-		OR EXISTS (SELECT 1 FROM unnest(ews, eid, ekind) AS v (ws, id, kind)
-			WHERE coalesce((SELECT e.kind FROM entities e WHERE e.ws = v.ws AND e.id = v.id), 0) <> v.kind)
-	THEN
-		RAISE EXCEPTION 'crosscode: the workspace moved since this instance read it' USING ERRCODE = 'serialization_failure';
-	END IF;
-END
-$$;
-`,
-	// 4: one-round-trip ingest numbers in the database (fast.go):
+	// 3: one-round-trip ingest numbers in the database (fast.go):
 	// crosscode_ingest locks the batch's counter rows in id order, fails
 	// the transaction with serialization_failure unless the replicas'
 	// highest clientSequences (-1 for none) and the entities' kinds (0 for
@@ -123,7 +102,6 @@ $$;
 	// writes the rows and returns each workspace's head before the batch
 	// and the batch's ingestedAt.
 	`
-DROP FUNCTION crosscode_ingest_check(bigint[], bigint[], bigint[], text[], bigint[], bigint[], text[], smallint[]);
 CREATE FUNCTION crosscode_ingest(now_us bigint, hws bigint[], hn bigint[],
 	rws bigint[], rname text[], rmax bigint[], ews bigint[], eid text[], ekind smallint[],
 	ows bigint[], orel bigint[], okind smallint[], obody bytea[],
