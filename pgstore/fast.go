@@ -225,13 +225,14 @@ func (s *Store) ingestFast(ctx context.Context, items []store.Item, results0 []s
 	}
 
 	// The rows, numbered from 0 per workspace.
+	// Each workspace's count of operations.
+	count := make(map[int64]int64, len(wsIDs))
+	for _, o := range d.Ops {
+		count[o.WS]++
+	}
 	hn := make([]int64, len(wsIDs))
 	for i, id := range wsIDs {
-		for _, st := range d.WS {
-			if st.ID == id {
-				hn[i] = st.Head
-			}
-		}
+		hn[i] = count[id]
 	}
 	n := len(d.Ops)
 	ows, orel, okind, obody := make([]int64, n), make([]int64, n), make([]int16, n), make([][]byte, n)

@@ -58,10 +58,8 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	wsIDs := make([]int64, 0, len(ids))
-	byID := map[int64]string{}
-	for n, id := range ids {
+	for _, id := range ids {
 		wsIDs = append(wsIDs, id)
-		byID[id] = n
 	}
 	sort.Slice(wsIDs, func(i, j int) bool { return wsIDs[i] < wsIDs[j] })
 	live := false
@@ -82,13 +80,17 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 			return out, err
 		}
 	}
-	return s.ingestLocked(ctx, items, results, ids, wsIDs, byID)
+	return s.ingestLocked(ctx, items, results, ids, wsIDs)
 }
 
 // ingestLocked is ingest in two round trips: it locks and reads the
 // batch's state, decides the items over it, and writes what they log.
-func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []store.Result, ids map[string]int64, wsIDs []int64, byID map[int64]string) ([]store.Result, error) {
+func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []store.Result, ids map[string]int64, wsIDs []int64) ([]store.Result, error) {
 	s.paths[pathLocked].Add(1)
+	byID := make(map[int64]string, len(ids))
+	for n, id := range ids {
+		byID[id] = n
+	}
 	d := store.NewDecider(micros(time.Now()))
 	for i := range items {
 		if results[i].Err == nil {
