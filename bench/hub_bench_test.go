@@ -37,16 +37,29 @@ func startService(tb testing.TB, dir string, cfg hub.Config) *service {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	url, srv := serveHub(tb, ctx, cancel, st, cfg)
+	return &service{url: url, token: tok, st: st, srv: srv}
+}
+
+// serveHub serves cfg over st on a loopback port until the benchmark
+// ends (then cancel stops it and st is closed), and returns its URL.
+func serveHub(tb testing.TB, ctx context.Context, cancel context.CancelFunc, st interface {
+	hub.Store
+	Close() error
+}, cfg hub.Config) (string, *hub.Server) {
+	tb.Helper()
 	cfg.Store = st
 	srv := hub.New(cfg)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		cancel()
+		st.Close()
 		tb.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { srv.Serve(ctx, l); close(done) }()
 	tb.Cleanup(func() { cancel(); <-done; st.Close() })
-	return &service{url: "http://" + l.Addr().String(), token: tok, st: st, srv: srv}
+	return "http://" + l.Addr().String(), srv
 }
 
 // startNoop serves a handler that reads the body and answers a fixed

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -50,16 +49,8 @@ func startPGWith(tb testing.TB, db string, cfg hub.Config, opts *pgstore.Options
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg.Store = st
-	srv := hub.New(cfg)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, l); close(done) }()
-	tb.Cleanup(func() { cancel(); <-done; st.Close() })
-	return &pgService{url: "http://" + l.Addr().String(), st: st, srv: srv}
+	url, srv := serveHub(tb, ctx, cancel, st, cfg)
+	return &pgService{url: url, st: st, srv: srv}
 }
 
 // newPGDB creates a database with workspaces ws0..ws(n-1) (or just
