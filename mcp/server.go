@@ -119,15 +119,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
-	workspace := cfg.Workspace
-	if workspace == "" {
-		workspace = DefaultWorkspace(repo, dir)
-	}
-	data := cfg.Data
-	if data == "" {
-		if data, err = DefaultData(repo, dir); err != nil {
-			return nil, err
-		}
+	workspace, data, err := Locate(repo, dir, cfg.Workspace, cfg.Data)
+	if err != nil {
+		return nil, err
 	}
 	actor := cfg.Actor
 	if actor == "" {
@@ -375,6 +369,22 @@ func errOrNil(err error) error {
 		return nil
 	}
 	return err
+}
+
+// Locate returns workspace and data, each defaulted (DefaultWorkspace,
+// DefaultData) when empty, for the repository (or, outside git, the
+// directory) dir.
+func Locate(repo *gitx.Repo, dir, workspace, data string) (string, string, error) {
+	if workspace == "" {
+		workspace = DefaultWorkspace(repo, dir)
+	}
+	if data == "" {
+		var err error
+		if data, err = DefaultData(repo, dir); err != nil {
+			return "", "", err
+		}
+	}
+	return workspace, data, nil
 }
 
 // DefaultWorkspace names the workspace after the repository's top-level

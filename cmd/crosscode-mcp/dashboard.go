@@ -57,15 +57,9 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else if err != nil {
 		return err
 	}
-	workspace := cfg.Workspace
-	if workspace == "" {
-		workspace = mcp.DefaultWorkspace(repo, dir)
-	}
-	data := cfg.Data
-	if data == "" {
-		if data, err = mcp.DefaultData(repo, dir); err != nil {
-			return err
-		}
+	workspace, data, err := mcp.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	if err != nil {
+		return err
 	}
 	st, err := store.Open(ctx, mcp.DatabasePath(data, "", workspace), &store.Options{Projections: true})
 	if err != nil {

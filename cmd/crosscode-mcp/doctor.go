@@ -129,18 +129,11 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 	default:
 		add(Check{"git repository", "ok", repo.Top, ""})
 	}
-	workspace := cfg.Workspace
-	if workspace == "" {
-		workspace = mcp.DefaultWorkspace(repo, dir)
-	}
-
 	// Data directory.
-	data := cfg.Data
-	if data == "" {
-		if data, err = mcp.DefaultData(repo, dir); err != nil {
-			add(Check{"data directory", "fail", err.Error(), "pass --data DIR"})
-			return out
-		}
+	workspace, data, err := mcp.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	if err != nil {
+		add(Check{"data directory", "fail", err.Error(), "pass --data DIR"})
+		return out
 	}
 	out = append(out, checkDataDir(data))
 	if out[len(out)-1].Status == "fail" {

@@ -135,15 +135,9 @@ func guardCheck(ctx context.Context, repo *gitx.Repo, g guardFlags, stderr io.Wr
 	if err != nil || len(paths) == 0 {
 		return err
 	}
-	workspace := *g.workspace
-	if workspace == "" {
-		workspace = mcp.DefaultWorkspace(repo, repo.Top)
-	}
-	data := *g.data
-	if data == "" {
-		if data, err = mcp.DefaultData(repo, repo.Top); err != nil {
-			return err
-		}
+	workspace, data, err := mcp.Locate(repo, repo.Top, *g.workspace, *g.data)
+	if err != nil {
+		return err
 	}
 	db := mcp.DatabasePath(data, *g.service, workspace)
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
