@@ -63,11 +63,7 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*adaptertest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
-	ctrl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctrl.Close() })
+	ctrl := scripted(t)
 	launch(t, g, dir, ctrl.Endpoint, ctrl.Token, env)
 	peer, err := ctrl.Accept(ctx)
 	if err != nil {
@@ -151,11 +147,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
-	ctrl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctrl.Close()
+	ctrl := scripted(t)
 	launch(t, g, project(t, g, "examples/godot-arena"), ctrl.Endpoint, ctrl.Token, nil)
 	peer, err := ctrl.Accept(ctx)
 	if err != nil {
@@ -576,11 +568,7 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 60*time.Second)
-	ctrl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctrl.Close()
+	ctrl := scripted(t)
 	dir := project(t, g, "adapters/godot/testdata/probe")
 	games := []*game{launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil), launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil)}
 	var peers []*adaptertest.Peer
@@ -630,11 +618,7 @@ func TestHandshakeWhileTheMainThreadStalls(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
-	ctrl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctrl.Close()
+	ctrl := scripted(t)
 	gm := launch(t, g, project(t, g, "adapters/godot/testdata/probe"), ctrl.Endpoint, ctrl.Token, map[string]string{"PROBE_STALL_MS": "8000"})
 	peer, err := ctrl.Accept(ctx)
 	if err != nil {
@@ -665,11 +649,7 @@ func TestGameQuitsWithTheController(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
-	ctrl, err := adaptertest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctrl.Close()
+	ctrl := scripted(t)
 	dir := project(t, g, "examples/godot-arena")
 	for _, how := range []string{"close", "drop"} {
 		gm := launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil)
@@ -688,4 +668,15 @@ func TestGameQuitsWithTheController(t *testing.T) {
 		pgid := gm.l.Info().PID
 		waitGone(t, pgid, "after the controller's "+how)
 	}
+}
+
+// scripted is a scripted Cappy controller, closed when the test ends.
+func scripted(t testing.TB) *adaptertest.Controller {
+	t.Helper()
+	ctrl, err := adaptertest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctrl.Close() })
+	return ctrl
 }
