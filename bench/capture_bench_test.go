@@ -64,23 +64,7 @@ func BenchmarkCaptureStream(b *testing.B) {
 	})
 	b.Run("controller+store", func(b *testing.B) {
 		n := events(b)
-		dir := b.TempDir()
-		st, err := store.Open(context.Background(), filepath.Join(dir, "captures.db"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		ctrl, err := cappy.New(cappy.Config{Store: st, ReplayDir: filepath.Join(dir, "replays")})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ctrl.Close()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: ctrl.Endpoint(), Token: ctrl.Token()})
-		if _, err := ctrl.WaitAdapter(ctx); err != nil {
-			b.Fatal(err)
-		}
+		ctx, ctrl, st := demoController(b)
 		b.ResetTimer()
 		start := time.Now()
 		op, err := ctrl.Start(ctx, cappy.Request{Kind: cappy.KindScenario, Scenario: "stress", Parameters: map[string]any{"events": float64(n)}})
@@ -126,3 +110,28 @@ func BenchmarkCaptureMillionEventsRSS(b *testing.B) {
 }
 
 var _ = websocket.MessageText
+
+// demoController runs the Cappy controller over a capture store in a temp
+// dir, with the demo game in-process connected to it, until the benchmark
+// ends; ctx ends with it.
+func demoController(b *testing.B) (context.Context, *cappy.Controller, *store.Store) {
+	b.Helper()
+	dir := b.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(dir, "captures.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ctrl, err := cappy.New(cappy.Config{Store: st, ReplayDir: filepath.Join(dir, "replays")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ctrl.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: ctrl.Endpoint(), Token: ctrl.Token()})
+	if _, err := ctrl.WaitAdapter(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return ctx, ctrl, st
+}

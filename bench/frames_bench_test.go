@@ -33,23 +33,7 @@ func BenchmarkCaptureStreamFrames(b *testing.B) {
 	for _, fps := range []float64{0, 10} {
 		b.Run(fmt.Sprintf("fps=%g", fps), func(b *testing.B) {
 			n := events(b)
-			dir := b.TempDir()
-			st, err := store.Open(context.Background(), filepath.Join(dir, "captures.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			ctrl, err := cappy.New(cappy.Config{Store: st, ReplayDir: filepath.Join(dir, "replays")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ctrl.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go adapter.Run(ctx, demogame.New(), &adapter.Options{Endpoint: ctrl.Endpoint(), Token: ctrl.Token()})
-			if _, err := ctrl.WaitAdapter(ctx); err != nil {
-				b.Fatal(err)
-			}
+			ctx, ctrl, st := demoController(b)
 			r := cappy.Request{Kind: cappy.KindScenario, Scenario: "stress", Parameters: map[string]any{"events": float64(n)}}
 			if fps > 0 {
 				r.Frames = &protocol.FramesRequest{FPS: fps, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}
