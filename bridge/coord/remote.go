@@ -294,10 +294,12 @@ func (r *remote) do(ctx context.Context, method, path string, body []byte) (int,
 
 // pull mirrors the service's log from the cursor to its head.
 func (r *remote) pull(ctx context.Context) error {
+	// Counted from before the lock to before the unlock, so a pull that
+	// holds or waits for the lock is counted, and one that let it go is not.
 	r.pulls.Add(1)
-	defer r.pulls.Add(-1)
 	r.pullMu.Lock()
 	defer r.pullMu.Unlock()
+	defer r.pulls.Add(-1)
 	ws, st := r.c.cfg.Workspace, r.c.cfg.Store
 	for {
 		cursor, err := st.Cursor(ctx, r.cursor)
