@@ -379,7 +379,7 @@ func TestAbandonedOperationsEnded(t *testing.T) {
 		t.Fatalf("recovered %d (%v) while its controller runs", n, err)
 	}
 	// A dies without a word: its lock goes with its process.
-	ctrlA.owner.f.Close()
+	ctrlA.owner.fl.Close()
 	ctrlC, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

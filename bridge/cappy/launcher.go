@@ -8,8 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 )
 
 // Launcher starts the game with CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN,
@@ -28,6 +29,7 @@ type Launcher struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	exited  chan struct{}
 	exitErr error
 	starts  int
@@ -123,19 +125,25 @@ func (l *Launcher) Start(endpoint, token string) error {
 	}
 	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = logw, logw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Stop kills the whole group
-	dieWithUs(cmd.SysProcAttr)
+	proctree.Prepare(cmd) // Stop, and this process's end, stop the game and all it started
 	launched := time.Now() // before the game can connect
 	if err := cmd.Start(); err != nil {
 		logw.Close()
 		return fmt.Errorf("launch %q: %w", l.Command[0], err)
 	}
-	l.cmd, l.exited, l.exitErr = cmd, make(chan struct{}), nil
+	tree, err := proctree.Attach(cmd)
+	if err != nil {
+		cmd.Wait()
+		logw.Close()
+		return fmt.Errorf("launch %q: %w", l.Command[0], err)
+	}
+	l.cmd, l.tree, l.exited, l.exitErr = cmd, tree, make(chan struct{}), nil
 	l.starts++
 	l.started = launched
 	exited := l.exited
 	go func() {
 		err := cmd.Wait()
+		tree.Close() // what the game left running goes with it (Windows)
 		fmt.Fprintf(logw, "--- %s: exited: %v\n", time.Now().Format(time.RFC3339), err)
 		logw.Close()
 		l.mu.Lock()
@@ -146,11 +154,12 @@ func (l *Launcher) Start(endpoint, token string) error {
 	return nil
 }
 
-// Stop terminates the game (its process group): SIGTERM, then SIGKILL
-// after grace.
+// Stop terminates the game and every process it started: SIGTERM to its
+// process group, then SIGKILL after grace (on Windows, its Job Object is
+// terminated at once).
 func (l *Launcher) Stop(grace time.Duration) {
 	l.mu.Lock()
-	cmd, exited := l.cmd, l.exited
+	cmd, tree, exited := l.cmd, l.tree, l.exited
 	l.mu.Unlock()
 	if cmd == nil || cmd.Process == nil {
 		return
@@ -160,11 +169,11 @@ func (l *Launcher) Stop(grace time.Duration) {
 		return
 	default:
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	tree.Terminate()
 	select {
 	case <-exited:
 	case <-time.After(grace):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		tree.Kill()
 		<-exited
 	}
 }

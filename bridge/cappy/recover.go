@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/crosscode/crosscode-mcp/internal/ids"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -24,9 +25,8 @@ import (
 
 // ownerLock is a controller's claim on its captures while it runs.
 type ownerLock struct {
-	id   string
-	f    *os.File
-	path string
+	id string
+	fl *flock.Flock
 }
 
 func lockDir(frameDir string) string { return filepath.Join(filepath.Dir(frameDir), "controllers") }
@@ -39,20 +39,23 @@ func takeOwnerLock(frameDir string) (*ownerLock, error) {
 	}
 	id := ids.New("ctl")
 	path := filepath.Join(dir, id+".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("cappy: %w", err)
+	fl := flock.New(path, flock.SetPermissions(0o600))
+	locked, err := fl.TryLock()
+	if err == nil && !locked {
+		err = errors.New("held by another process")
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+	if err != nil {
+		fl.Close()
 		return nil, fmt.Errorf("cappy: lock %s: %w", path, err)
 	}
-	return &ownerLock{id: id, f: f, path: path}, nil
+	return &ownerLock{id: id, fl: fl}, nil
 }
 
+// release unlocks and removes the lock file (closed first: Windows removes
+// no open file).
 func (l *ownerLock) release() {
-	os.Remove(l.path)
-	l.f.Close()
+	l.fl.Close()
+	os.Remove(l.fl.Path())
 }
 
 // ownerGone reports whether the controller id no longer runs: its lock
@@ -62,16 +65,14 @@ func ownerGone(frameDir, id string) bool {
 		return true // from a controller that kept no lock
 	}
 	path := filepath.Join(lockDir(frameDir), id+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return true
 	}
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false // held: it runs
+	fl := flock.New(path)
+	locked, err := fl.TryLock()
+	fl.Close()
+	if err != nil || !locked {
+		return false // held: it runs (or cannot be told)
 	}
 	os.Remove(path)
 	return true

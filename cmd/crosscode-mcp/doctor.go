@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
@@ -333,10 +332,6 @@ func lookGameCommand(name, dir string) (string, error) {
 	return exec.LookPath(name)
 }
 
-// Filesystem magic numbers of network and FUSE filesystems, where SQLite's
-// locking (and so local mode) is not reliable.
-var networkFS = map[int64]string{0x6969: "NFS", 0xFF534D42: "CIFS", 0xFE534D42: "SMB2", 0x517B: "SMB", 0x65735546: "FUSE", 0x564c: "NCP", 0x01021997: "9P", 0x6B414653: "AFS", 0x47504653: "GPFS", 0x5346414F: "OpenAFS", 0x1badface: "CephFS", 0x0BD00BD0: "Lustre"}
-
 func checkDataDir(data string) Check {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return Check{"data directory", "fail", fmt.Sprintf("%s: %v", data, err), "pass --data with a directory you can write"}
@@ -347,11 +342,8 @@ func checkDataDir(data string) Check {
 	}
 	f.Close()
 	os.Remove(f.Name())
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(data, &st); err == nil {
-		if name, ok := networkFS[int64(st.Type)]; ok {
-			return Check{"data directory", "fail", fmt.Sprintf("%s is on %s: SQLite's locks are unreliable there, and agents could corrupt the shared log", data, name), "pass --data with a directory on a local disk"}
-		}
+	if name, ok := networkFS(data); ok {
+		return Check{"data directory", "fail", fmt.Sprintf("%s is on %s: SQLite's locks are unreliable there, and agents could corrupt the shared log", data, name), "pass --data with a directory on a local disk"}
 	}
 	return Check{"data directory", "ok", data + " (local disk, writable)", ""}
 }

@@ -169,14 +169,6 @@ func TestDoctorCursorTooOld(t *testing.T) {
 	})
 }
 
-func TestDoctorNetworkFilesystems(t *testing.T) {
-	for magic, name := range map[int64]string{0x6969: "NFS", 0xFF534D42: "CIFS", 0x65735546: "FUSE"} {
-		if networkFS[magic] != name {
-			t.Errorf("%#x should be %s", magic, name)
-		}
-	}
-}
-
 // TestDoctorToolsets: with --toolsets coord the server never reads the
 // capture config nor launches a game, so doctor does not check them, and
 // says so; an unknown toolset fails.

@@ -23,11 +23,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 // Cluster is one running PostgreSQL server.
@@ -62,6 +63,7 @@ func Main(m *testing.M) int {
 // fails t.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
+	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program")
 	sharedOnce.Do(func() { shared, sharedErr = Start() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
@@ -214,7 +216,7 @@ func reapOrphans(bin string) {
 			continue // not ours, or still being created
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if err != nil || pid <= 0 || !processGone(pid) {
 			continue // its owner is alive (or cannot be told apart)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err != nil {
@@ -223,8 +225,8 @@ func reapOrphans(bin string) {
 		}
 		c := &Cluster{Dir: dir, bin: bin}
 		if fi, err := os.Stat(dir); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 && st.Uid != 0 {
-				c.asUser, c.uid, c.gid = true, int(st.Uid), int(st.Gid)
+			if uid, gid, ok := owner(fi); ok && os.Geteuid() == 0 && uid != 0 {
+				c.asUser, c.uid, c.gid = true, uid, gid
 			}
 		}
 		if err := c.Stop(); err != nil {
@@ -237,7 +239,7 @@ func reapOrphans(bin string) {
 func (c *Cluster) run(prog string, args ...string) ([]byte, error) {
 	cmd := exec.Command(filepath.Join(c.bin, prog), args...)
 	if c.asUser {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.gid)}}
+		runAs(cmd, c.uid, c.gid)
 	}
 	cmd.Dir = c.Dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")

@@ -1,7 +1,10 @@
 // Package sysdeps finds the system programs that some tests need (ffmpeg,
 // Chromium, PostgreSQL, the Godot tree). A missing one fails the test with
 // the command that installs it: tests are never skipped for want of a part
-// that scripts/deps provides.
+// that scripts/deps provides. The one exception is the Windows pass under
+// Wine (scripts/wine-test): Wine runs Windows programs only, so a test that
+// needs a Linux program (git, ffmpeg, Chromium, PostgreSQL, Godot) skips
+// there, saying so (SkipUnderWine).
 package sysdeps
 
 import (
@@ -13,9 +16,23 @@ import (
 // install it.
 func Need(t testing.TB, name string) string {
 	t.Helper()
+	SkipUnderWine(t, name+" is a Linux program")
 	p, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("%s is not installed: run scripts/deps (or scripts/test, which runs it) to install what the tests need", name)
 	}
 	return p
+}
+
+// WineSkipPrefix starts the reason of every test skipped under Wine, so
+// scripts/wine-test can count them apart from other skips.
+const WineSkipPrefix = "under Wine: "
+
+// SkipUnderWine skips t when it runs under Wine, where why (for example
+// "git is a Linux program") keeps it from running.
+func SkipUnderWine(t testing.TB, why string) {
+	t.Helper()
+	if UnderWine() {
+		t.Skip(WineSkipPrefix + why + ", which Wine cannot start")
+	}
 }

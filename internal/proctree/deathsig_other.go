@@ -1,6 +1,6 @@
-//go:build !linux
+//go:build unix && !linux
 
-package cappy
+package proctree
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package cappy
+package proctree
 
 import "syscall"
 
