@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/cputime"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -164,8 +164,4 @@ func reportBatches(b *testing.B, s *service) {
 }
 
 // cpuSeconds is the process's user+system CPU time so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
+func cpuSeconds() float64 { return cputime.Self().Seconds() }

@@ -548,7 +548,7 @@ func (h *testHub) dialSmallBuffer(t testing.TB) *websocket.Conn {
 	t.Helper()
 	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		err := rc.Control(func(fd uintptr) { serr = setReceiveBuffer(fd, 4096) })
 		return errors.Join(err, serr)
 	}}
 	tr := &http.Transport{DialContext: d.DialContext}

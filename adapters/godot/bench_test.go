@@ -7,13 +7,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -126,14 +126,19 @@ func bareFirstFrame(b *testing.B, g sysdeps.Godot, dir string) time.Duration {
 	cmd := exec.Command(g.Launcher, "--headless", "--path", ".")
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proctree.Prepare(cmd)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	tree, err := proctree.Attach(cmd)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		tree.Kill()
 		cmd.Wait()
+		tree.Close()
 	}()
 	for sc := bufio.NewScanner(out); sc.Scan(); {
 		if ms, ok := strings.CutPrefix(sc.Text(), "FIRST_FRAME "); ok {

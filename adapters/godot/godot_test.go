@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -545,7 +545,7 @@ func TestWithoutControllerTheAddonIsIdle(t *testing.T) {
 }
 
 // groupAlive reports whether any process of process group pgid is alive.
-func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
+func groupAlive(pgid int) bool { return proctree.GroupAlive(pgid) }
 
 // waitGone waits until no process of the group is left.
 func waitGone(t *testing.T, pgid int, what string) {
@@ -598,7 +598,7 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 		t.Fatal("the second game died with the first")
 	}
 	// Only the launcher (unshare) killed: what it started dies with it.
-	if err := syscall.Kill(second, syscall.SIGKILL); err != nil {
+	if err := killProcess(second); err != nil {
 		t.Fatal(err)
 	}
 	t0 = time.Now()
@@ -679,4 +679,13 @@ func scripted(t testing.TB) *adaptertest.Controller {
 	}
 	t.Cleanup(func() { ctrl.Close() })
 	return ctrl
+}
+
+// killProcess kills the process with id pid.
+func killProcess(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -336,7 +335,7 @@ func TestBrowserGame(t *testing.T) {
 
 	// The browser killed: the next call launches it again.
 	pid := int(field(st, "game", "pid").(float64))
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := killProcess(pid); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the killed browser to be noticed", func() bool {

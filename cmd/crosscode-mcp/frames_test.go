@@ -10,12 +10,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -159,7 +159,7 @@ func TestCaptureFramesSurviveKill9(t *testing.T) {
 	}
 	a.kill9()
 	// The game does not outlive its server, even one killed with no chance to stop it.
-	waitFor(t, "the game to die with its server", func() bool { return syscall.Kill(int(game), 0) != nil })
+	waitFor(t, "the game to die with its server", func() bool { return !proctree.Alive(int(game)) })
 
 	b := startAgent(t, "ada2", agentOpts{clientName: "claude-code", dir: repo, args: args})
 	got, imgs := b.callImages("get_capture", map[string]any{"op": op, "limit": 1, "keyframes": 2})

@@ -14,10 +14,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -59,9 +59,7 @@ func launchGodot(t *testing.T, a *agent) map[string]any {
 }
 
 // groupAlive reports whether any process of process group pgid is alive.
-func groupAlive(pgid int) bool {
-	return syscall.Kill(-pgid, 0) == nil
-}
+func groupAlive(pgid int) bool { return proctree.GroupAlive(pgid) }
 
 // godotPID is the PID of the Godot engine in the launch whose process
 // group is pgid (the launcher's, the controller's Setpgid).
@@ -77,7 +75,10 @@ func godotPID(t *testing.T, pgid int) int {
 		if strings.TrimSpace(string(comm)) != "godot" {
 			continue
 		}
-		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+		// stat: pid (comm) state ppid pgrp ...
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		if f := strings.Fields(rest); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
 			return pid
 		}
 	}
@@ -161,7 +162,7 @@ func TestCaptureWithGodot(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := int(field(a.call("capture_status", nil), "game", "pid").(float64))
-	if err := syscall.Kill(godotPID(t, pgid), syscall.SIGKILL); err != nil {
+	if err := killProcess(godotPID(t, pgid)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the killed game to be seen gone", func() bool {
@@ -264,4 +265,13 @@ func lumaSpread(img image.Image) float64 {
 	}
 	mean := sum / n
 	return math.Sqrt(max(sq/n-mean*mean, 0))
+}
+
+// killProcess kills the process with id pid.
+func killProcess(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }

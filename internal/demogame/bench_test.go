@@ -5,20 +5,17 @@ import (
 	"image"
 	"image/jpeg"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/cputime"
 )
 
 // ProcessCPU is the user and system CPU time this process has used, for
 // benchmarks on a shared machine (exported to the external tests).
 var ProcessCPU = processCPU
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func processCPU() time.Duration { return cputime.Self() }
 
 // cpuPerOp reports the process's CPU time per iteration of a b.Loop.
 func cpuPerOp(b *testing.B, since time.Duration) {

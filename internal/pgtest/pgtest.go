@@ -28,6 +28,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -216,7 +217,7 @@ func reapOrphans(bin string) {
 			continue // not ours, or still being created
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || !processGone(pid) {
+		if err != nil || pid <= 0 || proctree.Alive(pid) {
 			continue // its owner is alive (or cannot be told apart)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err != nil {

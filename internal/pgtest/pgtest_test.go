@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +45,7 @@ func TestOrphanClusterIsReaped(t *testing.T) {
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	f.Close()
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || syscall.Kill(pid, 0) != nil {
+	if err != nil || !proctree.Alive(pid) {
 		t.Fatalf("the orphan's postmaster %q is not alive: %v", line, err)
 	}
 
@@ -57,7 +58,7 @@ func TestOrphanClusterIsReaped(t *testing.T) {
 		t.Fatalf("the orphan's dir %s is still there: %v", dir, err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for proctree.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the orphan's postmaster %d still runs", pid)
 		}

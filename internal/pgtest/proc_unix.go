@@ -3,14 +3,10 @@
 package pgtest
 
 import (
-	"errors"
 	"io/fs"
 	"os/exec"
 	"syscall"
 )
-
-// processGone reports whether no process has id pid.
-func processGone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
 
 // owner returns the user and group that own a file.
 func owner(fi fs.FileInfo) (uid, gid int, ok bool) {

@@ -9,8 +9,6 @@ import (
 // under Windows every test that asks for one skips (Shared), so these are
 // never reached with a cluster to act on.
 
-func processGone(int) bool { return false }
-
 func owner(fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
 
 func runAs(*exec.Cmd, int, int) {}

@@ -53,3 +53,12 @@ func (t *Tree) Kill() error { return t.sys.kill(t.pid) }
 // Close releases the tree; on Windows, whatever of it still runs is
 // killed. Call it once the root has been waited for.
 func (t *Tree) Close() error { return t.sys.close() }
+
+// Alive reports whether a process with id pid runs (on Unix, a zombie not
+// yet waited for counts as running).
+func Alive(pid int) bool { return alive(pid) }
+
+// GroupAlive reports whether any process of the tree whose root had id pid
+// runs. On Windows, where a tree is known by its Job Object and not by an
+// id, it is Alive(pid).
+func GroupAlive(pid int) bool { return groupAlive(pid) }

@@ -34,3 +34,10 @@ func signalGroup(pid int, sig syscall.Signal) error {
 	}
 	return err
 }
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM) // EPERM: it runs, as another user
+}
+
+func groupAlive(pgid int) bool { return alive(-pgid) }

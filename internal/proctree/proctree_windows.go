@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"sync"
@@ -84,3 +85,22 @@ func (t *sysTree) close() error {
 	t.job = 0
 	return err
 }
+
+func alive(pid int) bool {
+	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_ACCESS_DENIED) // it runs, as someone we cannot see
+	}
+	defer windows.CloseHandle(p)
+	var code uint32
+	if windows.GetExitCodeProcess(p, &code) != nil {
+		return false
+	}
+	return code == stillActive
+}
+
+// stillActive is the exit code GetExitCodeProcess reports for a process
+// that runs (STILL_ACTIVE, 259).
+const stillActive = 259
+
+func groupAlive(pid int) bool { return alive(pid) }

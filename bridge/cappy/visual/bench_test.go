@@ -10,10 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/cputime"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -40,16 +40,7 @@ func benchFramesOf(b *testing.B, n, w, h int, textured bool) []string {
 
 // cpuTime returns the CPU time used by this process and its waited-for
 // children (ffmpeg).
-func cpuTime() time.Duration {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	var d int64
-	for _, r := range []syscall.Rusage{self, children} {
-		d += r.Utime.Nano() + r.Stime.Nano()
-	}
-	return time.Duration(d)
-}
+func cpuTime() time.Duration { return cputime.WithChildren() }
 
 // loop runs f b.N times and reports, beside the wall time, the CPU time
 // per operation: on a shared machine wall time depends on the load, CPU

@@ -1,0 +1,10 @@
+//go:build unix
+
+package hub_test
+
+import "syscall"
+
+// setReceiveBuffer sets a socket's receive buffer (SO_RCVBUF).
+func setReceiveBuffer(fd uintptr, n int) error {
+	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+}
