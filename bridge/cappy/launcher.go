@@ -125,7 +125,7 @@ func (l *Launcher) Start(endpoint, token string) error {
 	}
 	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
 	cmd.Stdout, cmd.Stderr = logw, logw
-	proctree.Prepare(cmd) // Stop, and this process's end, stop the game and all it started
+	proctree.Prepare(cmd)  // Stop, and this process's end, stop the game and all it started
 	launched := time.Now() // before the game can connect
 	if err := cmd.Start(); err != nil {
 		logw.Close()
