@@ -89,7 +89,6 @@ const (
 // only once it is on disk. Checkpoints run in the background (see
 // checkpoint), never inside a commit, so no commit pays for a whole one.
 func dsn(path string, busy time.Duration, r role) string {
-	u := url.URL{Scheme: "file", Path: path}
 	q := []string{
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
@@ -103,7 +102,20 @@ func dsn(path string, busy time.Duration, r role) string {
 	case roleReader:
 		q = append(q, "_pragma=query_only(1)")
 	}
-	return u.String() + "?" + strings.Join(q, "&")
+	return fileURI(filepath.ToSlash(path)) + "?" + strings.Join(q, "&")
+}
+
+// fileURI is the SQLite URI of an absolute path written with "/": a path
+// with a drive letter ("C:/Users/...", from Windows) goes after a third
+// slash, as SQLite reads it ("file:///C:/Users/..."), a UNC path
+// ("//server/share/...") after the empty authority, and what a URI would
+// read otherwise (space, "?", "#", "%") is escaped.
+func fileURI(slashed string) string {
+	if !strings.HasPrefix(slashed, "/") {
+		slashed = "/" + slashed
+	}
+	u := url.URL{Scheme: "file", Path: slashed}
+	return u.String()
 }
 
 // Open opens (creating if needed) the database at path, checks that WAL

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -405,5 +406,36 @@ func TestIngesterGroupCommit(t *testing.T) {
 	}
 	if len(committed) != clients*each {
 		t.Fatalf("OnCommit saw %d", len(committed))
+	}
+}
+
+// TestFileURI: the DSN's URI of every kind of absolute path, Windows' too
+// (a drive letter after "file:///", backslashes already turned into "/").
+func TestFileURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a.db":                   "file:///tmp/a.db",
+		"C:/Users/me/My Game/.git/x":  "file:///C:/Users/me/My%20Game/.git/x",
+		"Z:/tmp/go-build/b001/x.db":   "file:///Z:/tmp/go-build/b001/x.db",
+		"//server/share/repo/.git/db": "file:////server/share/repo/.git/db",
+		"/tmp/odd?name#with%.db":      "file:///tmp/odd%3Fname%23with%25.db",
+	} {
+		if got := fileURI(in); got != want {
+			t.Errorf("fileURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestOpenOddPath: a database in a directory whose name a URI would read
+// otherwise (space, "#", "%"; Windows allows no "?") opens where it was asked to.
+func TestOpenOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my game #1 100%")
+	path := filepath.Join(dir, "ws.db")
+	s, err := Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at %s: %v", path, err)
 	}
 }
