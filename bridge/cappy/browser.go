@@ -24,11 +24,13 @@ import (
 )
 
 // Browsers are the programs looked for on PATH when game.browser is not
-// given, in order.
-var Browsers = []string{"chromium", "chromium-browser", "google-chrome", "chrome"}
+// given, in order; then the places where Chrome, Edge and Chromium install
+// themselves on Windows and macOS (InstalledBrowsers).
+var Browsers = []string{"chromium", "chromium-browser", "google-chrome", "chrome", "microsoft-edge", "msedge"}
 
 // FindBrowser returns the browser to launch: path when given (a name is
-// looked up on PATH), else the first of Browsers on PATH.
+// looked up on PATH), else the first of Browsers on PATH, else the first of
+// InstalledBrowsers that exists.
 func FindBrowser(path string) (string, error) {
 	if path != "" {
 		p, err := exec.LookPath(path)
@@ -42,7 +44,17 @@ func FindBrowser(path string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("no browser found: none of %s is on PATH (install Chromium, e.g. apt-get install chromium, or set game.browser)", strings.Join(Browsers, ", "))
+	installed := InstalledBrowsers()
+	for _, p := range installed {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	where := "on PATH"
+	if len(installed) > 0 {
+		where += " nor in " + strings.Join(installed, ", ")
+	}
+	return "", fmt.Errorf("no browser found: none of %s is %s (install Chrome, Edge or Chromium, or set game.browser to its path)", strings.Join(Browsers, ", "), where)
 }
 
 // BrowserLauncher opens a web game in a browser it launches (Chromium,

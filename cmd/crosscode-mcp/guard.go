@@ -89,10 +89,16 @@ func guardInstall(ctx context.Context, repo *gitx.Repo, g guardFlags, force bool
 	if err != nil {
 		exe = "crosscode-mcp"
 	}
-	cmd := []string{shellQuote(exe), "guard", "check"}
+	// Git for Windows runs hooks with its own sh, which takes a Windows path
+	// with "/" (C:/Users/...) as it is: ToSlash (a no-op elsewhere).
+	cmd := []string{shellQuote(filepath.ToSlash(exe)), "guard", "check"}
 	for name, v := range map[string]*string{"--data": g.data, "--workspace": g.workspace, "--actor": g.actor, "--service": g.service} {
 		if *v != "" {
-			cmd = append(cmd, name, shellQuote(*v))
+			arg := *v
+			if name == "--data" {
+				arg = filepath.ToSlash(arg)
+			}
+			cmd = append(cmd, name, shellQuote(arg))
 		}
 	}
 	script := "#!/bin/sh\n" + guardMarker + ": refuses commits that touch paths another agent claimed exclusively.\n" +
