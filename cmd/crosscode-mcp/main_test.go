@@ -45,7 +45,9 @@ func command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	home := t.TempDir()
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"), "CROSSCODE_HUB_DATA=", "CROSSCODE_HUB_DB=")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"),
+		"USERPROFILE="+home, "LOCALAPPDATA="+filepath.Join(home, "local"), "APPDATA="+filepath.Join(home, "roaming"), // Windows
+		"CROSSCODE_HUB_DATA=", "CROSSCODE_HUB_DB=")
 	return cmd
 }
 

@@ -20,16 +20,13 @@ import (
 
 // defaultHubData is where `serve` and `token create` keep the service's
 // database when --data is not given: $CROSSCODE_HUB_DATA, else
-// $XDG_DATA_HOME/crosscode-mcp/hub, else ~/.local/share/crosscode-mcp/hub.
+// crosscode-mcp/hub in the user's data dir (userDataDir).
 func defaultHubData() string {
 	if d := os.Getenv("CROSSCODE_HUB_DATA"); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+	if d := userDataDir(); d != "" {
 		return filepath.Join(d, "crosscode-mcp", "hub")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "crosscode-mcp", "hub")
 	}
 	return "crosscode-hub"
 }
