@@ -12,6 +12,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -113,9 +114,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	repo, err := gitx.Open(ctx, dir)
-	if errors.Is(err, gitx.ErrNotRepo) {
+	switch {
+	case errors.Is(err, gitx.ErrNotRepo):
 		repo = nil
-	} else if err != nil {
+	case errors.Is(err, exec.ErrNotFound):
+		// No git on PATH (a Windows machine without Git for Windows): the
+		// server works, but worktrees of one clone cannot share state.
+		cfg.Logger.Warn("git is not installed (not on PATH): local state is kept per directory, and worktrees of one clone do not share it; install Git (on Windows, Git for Windows) to fix that", "dir", dir)
+		repo = nil
+	case err != nil:
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
