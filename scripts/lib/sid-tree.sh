@@ -48,7 +48,7 @@ sid_tree_build_inside() {
   chroot "$dir" apt-get install -y --no-install-recommends "${packages[@]}" >&2
   chroot "$dir" apt-get clean
   rm -rf "$dir"/var/lib/apt/lists/*
-  line=$(sid_tree_finish "$dir")
+  line=$(set -e; sid_tree_finish "$dir") # a failing command fails it
   printf '%s\n%s\nbuilt %s from %s\n' "$recipe" "$line" "$(date -u +%FT%TZ)" "$sid_tree_mirror" >"$dir/$sid_tree_stamp"
 }
 

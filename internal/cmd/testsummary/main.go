@@ -59,6 +59,7 @@ type summary struct {
 	pkgs        map[string]*pkg
 	buildOutput map[string][]string // by ImportPath, e.g. "p [p.test]"
 
+	start                                time.Time
 	passed, failed, skipped, wineSkipped int
 	noTests                              int
 	failedPkgs                           []string
@@ -66,7 +67,7 @@ type summary struct {
 }
 
 func newSummary(out io.Writer, label, winePrefix string) *summary {
-	return &summary{out: out, label: label, winePrefix: winePrefix,
+	return &summary{out: out, label: label, winePrefix: winePrefix, start: time.Now(),
 		pkgs: map[string]*pkg{}, buildOutput: map[string][]string{}, reasons: map[string]int{}}
 }
 
@@ -248,6 +249,7 @@ func (s *summary) finish() bool {
 	if len(s.failedPkgs) > 0 {
 		fmt.Fprintf(s.out, "failed packages: %s\n", strings.Join(s.failedPkgs, " "))
 	}
+	fmt.Fprintf(s.out, "the pass took %s\n", time.Since(s.start).Round(time.Second))
 	fmt.Fprintf(s.out, "%d of the %d skips are Wine skips (reason starting %q)\n", s.wineSkipped, s.skipped, s.winePrefix)
 	fmt.Fprintf(s.out, "%s: %d passed, %d failed, %d skipped\n", s.label, s.passed, s.failed, s.skipped)
 	return s.failed == 0
