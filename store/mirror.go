@@ -15,9 +15,12 @@ const (
 	insMirroredOp = "INSERT OR IGNORE INTO ops (id, kind, ingested_us, body) VALUES (?, ?, ?, ?)"
 	// Processes sharing this file mirror the same log; the cursor only moves on.
 	upsMirrorCursor = "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = max(seq, excluded.seq), updated_us = excluded.updated_us"
+	// Acknowledged outbox entries are kept until the mirror holds them
+	// (see Unmirrored), then dropped.
+	delMirroredOutbox = "DELETE FROM outbox WHERE status = 1 AND workspace = ? AND server_seq <= ?"
 )
 
-var mirrorStatements = []string{insMirroredOp, upsMirrorCursor}
+var mirrorStatements = []string{insMirroredOp, upsMirrorCursor, delMirroredOutbox}
 
 // ensureWorkspaceID resolves a workspace name to its id (from memory once
 // known), creating the workspace only when it does not exist yet.
@@ -74,6 +77,9 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 	if _, err := s.txExec(ctx, tx, upsMirrorCursor, cursorName, cursor, micros(time.Now())); err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
+	if _, err := s.txExec(ctx, tx, delMirroredOutbox, workspace, cursor); err != nil {
+		return fmt.Errorf("mirror: %w", err)
+	}
 	return tx.Commit()
 }
 
@@ -107,6 +113,10 @@ func (s *Store) Resync(ctx context.Context, workspace, cursorName string, resync
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT INTO cursors (name, seq, updated_us) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_us = excluded.updated_us",
 		cursorName, resyncFrom, micros(time.Now())); err != nil {
+		return fmt.Errorf("resync: %w", err)
+	}
+	// This replica's own writes below resyncFrom went with the history.
+	if _, err := tx.ExecContext(ctx, delMirroredOutbox, workspace, resyncFrom); err != nil {
 		return fmt.Errorf("resync: %w", err)
 	}
 	return tx.Commit()

@@ -122,14 +122,73 @@ func (s *Store) OutboxCounts(ctx context.Context, replica string) (pending, refu
 	return pending, refused, err
 }
 
-// Acknowledge records the service's receipt for an entry.
+// Acknowledge records the service's receipt for an entry. The entry stays
+// in the outbox, acknowledged, until the local projections hold its
+// serverSequence (see Unmirrored): until then it is the only local record
+// of a write the service has. If they hold it already (a pull raced the
+// upload), it goes now.
 func (s *Store) Acknowledge(ctx context.Context, replica string, clientSeq int64, r protocol.IngestReceipt) error {
-	_, err := s.w.ExecContext(ctx, "UPDATE outbox SET status = 1, server_seq = ?, ingested_us = ?, last_error = '' WHERE replica = ? AND client_seq = ?",
-		r.ServerSequence, micros(r.IngestedAt), replica, clientSeq)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("acknowledge: %w", err)
 	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "UPDATE outbox SET status = 1, server_seq = ?, ingested_us = ?, last_error = '' WHERE replica = ? AND client_seq = ?",
+		r.ServerSequence, micros(r.IngestedAt), replica, clientSeq); err != nil {
+		return fmt.Errorf("acknowledge: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE replica = ? AND client_seq = ? AND status = 1 AND server_seq <= coalesce(
+		(SELECT t.seq FROM proj_through t JOIN workspaces w ON w.id = t.ws WHERE w.name = outbox.workspace), 0)`, replica, clientSeq); err != nil {
+		return fmt.Errorf("acknowledge: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("acknowledge: %w", err)
+	}
 	return nil
+}
+
+// Unmirrored lists the workspace's outbox entries of the given kinds (all
+// when none is given) that the local projections do not hold yet: those
+// acknowledged at a serverSequence above through, in server order, then
+// those still pending, in the order they were committed. through is what
+// the projections were applied through when the entries were read; it is
+// read first, so an entry mirrored meanwhile is either listed or held by
+// the projections read after this call (compare their ProjectedThrough
+// with through to tell whether one was).
+func (s *Store) Unmirrored(ctx context.Context, workspace string, kinds ...protocol.Kind) (entries []*OutboxEntry, through int64, err error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, 0, fmt.Errorf("unmirrored: %w", err)
+	}
+	err = s.readQueryRow(ctx, "SELECT seq FROM proj_through WHERE ws = ?", ws).Scan(&through)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("unmirrored: %w", err)
+	}
+	codes := make([]int, 0, len(protocol.Kinds))
+	if len(kinds) == 0 {
+		kinds = protocol.Kinds
+	}
+	for _, k := range kinds {
+		codes = append(codes, kindCode(k))
+	}
+	rows, err := s.readQuery(ctx, "SELECT "+outboxCols+` FROM outbox INDEXED BY outbox_by_status
+		WHERE status IN (0, 1) AND workspace = ? AND kind IN (SELECT value FROM json_each(?)) AND (status = 0 OR server_seq > ?)
+		ORDER BY status DESC, server_seq, created_us, client_seq`, workspace, string(mustJSON(codes)), through)
+	if err != nil {
+		return nil, 0, fmt.Errorf("unmirrored: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		o, err := scanOutbox(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("unmirrored: %w", err)
+		}
+		entries = append(entries, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("unmirrored: %w", err)
+	}
+	return entries, through, nil
 }
 
 // Refuse marks an entry refused for good, with why.

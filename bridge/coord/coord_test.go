@@ -213,7 +213,7 @@ func TestClaimGrantedAndDenied(t *testing.T) {
 	}
 
 	// Released: bo may claim it now.
-	if done, _, err := ada.Release(ctx, nil, true, "done"); err != nil || len(done) != 2 {
+	if done, err := ada.Release(ctx, nil, true, "done"); err != nil || len(done.Released) != 2 {
 		t.Fatalf("release all: %v %v", done, err)
 	}
 	if b3 := mustClaim(t, bo, []string{"src/game/boss.gd"}, true, 0, ""); b3.Status != "granted" {
@@ -358,19 +358,28 @@ func TestReleaseAll(t *testing.T) {
 		t.Fatalf("%+v", denied)
 	}
 
-	_, _, err := ada.Release(ctx, []string{bc.Claim.ID}, false, "")
+	_, err := ada.Release(ctx, []string{bc.Claim.ID}, false, "")
 	wantInputError(t, err, "releasing another actor's claim")
-	_, _, err = bo.Release(ctx, []string{denied.Claim.ID}, false, "")
-	wantInputError(t, err, "releasing a denied claim")
-	_, _, err = ada.Release(ctx, []string{"clm_nosuchclaim"}, false, "")
+	// A denied claim holds nothing: releasing it answers so, and writes nothing.
+	head, _ := bo.Head(ctx)
+	res, err := bo.Release(ctx, []string{denied.Claim.ID}, false, "")
+	if err != nil || len(res.Released) != 0 || len(res.Unchanged) != 1 || res.Unchanged[0].Status != store.ClaimDenied ||
+		len(res.Unchanged[0].Conflicts) != 1 || res.Unchanged[0].Conflicts[0].Actor != "ada" {
+		t.Fatalf("releasing a denied claim: %+v %v", res, err)
+	}
+	if after, _ := bo.Head(ctx); after != head {
+		t.Fatal("releasing a denied claim wrote to the log")
+	}
+	_, err = ada.Release(ctx, []string{"clm_nosuchclaim"}, false, "")
 	wantInputError(t, err, "releasing an unknown claim")
-	_, _, err = ada.Release(ctx, nil, false, "")
+	_, err = ada.Release(ctx, nil, false, "")
 	wantInputError(t, err, "releasing nothing")
 
-	done, pubs, err := ada.Release(ctx, nil, true, "")
+	all, err := ada.Release(ctx, nil, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	done, pubs := all.Released, all.Writes
 	sort.Strings(done)
 	sort.Strings(mine)
 	if !slices.Equal(done, mine) || len(pubs) != 3 {
@@ -388,10 +397,17 @@ func TestReleaseAll(t *testing.T) {
 	if e := entity(t, bo, protocol.KindClaim, bc.Claim.ID); e.Status != store.ClaimActive {
 		t.Fatalf("bo's claim is %s after ada released all of hers", e.Status)
 	}
-	_, _, err = ada.Release(ctx, nil, true, "")
-	wantInputError(t, err, "releasing all when none is held")
-	_, _, err = ada.Release(ctx, []string{mine[0]}, false, "")
-	wantInputError(t, err, "releasing twice")
+	// Asked again, release answers what already is, and writes nothing.
+	head, _ = ada.Head(ctx)
+	if res, err := ada.Release(ctx, nil, true, ""); err != nil || len(res.Released)+len(res.Unchanged) != 0 {
+		t.Fatalf("releasing all when none is held: %+v %v", res, err)
+	}
+	if res, err := ada.Release(ctx, []string{mine[0]}, false, ""); err != nil || len(res.Released) != 0 || len(res.Unchanged) != 1 || res.Unchanged[0].Status != store.ClaimReleased || res.Unchanged[0].At.IsZero() {
+		t.Fatalf("releasing twice: %+v %v", res, err)
+	}
+	if after, _ := ada.Head(ctx); after != head {
+		t.Fatal("releasing again wrote to the log")
+	}
 	// bo can now take what ada held.
 	if r := mustClaim(t, bo, []string{"a/x"}, true, 0, ""); r.Status != "granted" {
 		t.Fatalf("%+v", r)
@@ -407,7 +423,7 @@ func TestHandoffAccept(t *testing.T) {
 	x := mustClaim(t, ada, []string{"src/**"}, true, 0, "")
 	y := mustClaim(t, ada, []string{"docs/**"}, false, 0, "")
 	z := mustClaim(t, ada, []string{"tmp/**"}, false, 0, "")
-	if _, _, err := ada.Release(ctx, []string{z.Claim.ID}, false, ""); err != nil {
+	if _, err := ada.Release(ctx, []string{z.Claim.ID}, false, ""); err != nil {
 		t.Fatal(err)
 	}
 	bc := mustClaim(t, bo, []string{"lib/**"}, false, 0, "")
@@ -475,9 +491,9 @@ func TestHandoffAccept(t *testing.T) {
 	if st, err = bo.Status(ctx); err != nil || len(st.MyClaims) != 4 || len(st.HandoffsToMe) != 0 {
 		t.Fatalf("bo's status: %d claims, %d handoffs, %v", len(st.MyClaims), len(st.HandoffsToMe), err)
 	}
-	_, _, err = ada.Release(ctx, []string{x.Claim.ID}, false, "")
+	_, err = ada.Release(ctx, []string{x.Claim.ID}, false, "")
 	wantInputError(t, err, "ada releasing a claim she handed off")
-	if _, _, err := bo.Release(ctx, []string{x.Claim.ID}, false, ""); err != nil {
+	if _, err := bo.Release(ctx, []string{x.Claim.ID}, false, ""); err != nil {
 		t.Fatalf("bo releasing a claim he accepted: %v", err)
 	}
 }
@@ -802,7 +818,7 @@ func TestHandoffsToMeNotCrowdedOut(t *testing.T) {
 }
 
 // TestReleaseAllSkipsExpired: an expired claim is not released again (no
-// log write, no news); naming one is an error.
+// log write, no news); naming one answers that it expired, not an error.
 func TestReleaseAllSkipsExpired(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
@@ -810,24 +826,24 @@ func TestReleaseAllSkipsExpired(t *testing.T) {
 	short := mustClaim(t, ada, []string{"a/**"}, true, time.Minute, "")
 	long := mustClaim(t, ada, []string{"b/**"}, true, time.Hour, "")
 	w.clk.Advance(2 * time.Minute)
-	_, _, err := ada.Release(ctx, []string{short.Claim.ID}, false, "")
-	wantInputError(t, err, "releasing an expired claim")
-	_, _, err = ada.Release(ctx, []string{long.Claim.ID, short.Claim.ID}, false, "")
-	wantInputError(t, err, "releasing an active and an expired claim")
-	if e := entity(t, ada, protocol.KindClaim, long.Claim.ID); e.Status != store.ClaimActive {
-		t.Fatalf("a release refused for one of its ids released another: %s", e.Status)
-	}
 	head, _ := ada.Head(ctx)
-	done, pubs, err := ada.Release(ctx, nil, true, "")
-	if err != nil || !slices.Equal(done, []string{long.Claim.ID}) || len(pubs) != 1 {
-		t.Fatalf("release all: %v %v, want only %s", done, err, long.Claim.ID)
+	res, err := ada.Release(ctx, []string{short.Claim.ID}, false, "")
+	if err != nil || len(res.Released) != 0 || len(res.Unchanged) != 1 || res.Unchanged[0].Status != store.ClaimExpired || !res.Unchanged[0].At.Equal(short.Claim.ExpiresAt) {
+		t.Fatalf("releasing an expired claim: %+v %v", res, err)
+	}
+	if after, _ := ada.Head(ctx); after != head {
+		t.Fatal("releasing an expired claim wrote to the log")
+	}
+	done, err := ada.Release(ctx, nil, true, "")
+	if err != nil || !slices.Equal(done.Released, []string{long.Claim.ID}) || len(done.Writes) != 1 || len(done.Unchanged) != 0 {
+		t.Fatalf("release all: %+v %v, want only %s", done, err, long.Claim.ID)
 	}
 	if after, _ := ada.Head(ctx); after != head+1 {
 		t.Fatalf("release all logged %d envelopes, want 1", after-head)
 	}
 	// An id named twice is released once.
 	again := mustClaim(t, ada, []string{"c/**"}, true, time.Hour, "")
-	if done, _, err := ada.Release(ctx, []string{again.Claim.ID, again.Claim.ID}, false, ""); err != nil || len(done) != 1 {
+	if done, err := ada.Release(ctx, []string{again.Claim.ID, again.Claim.ID}, false, ""); err != nil || len(done.Released) != 1 {
 		t.Fatalf("releasing an id named twice: %v %v", done, err)
 	}
 }

@@ -240,15 +240,15 @@ func TestReleaseReadsOnce(t *testing.T) {
 	if n := reads(); n != 0 {
 		t.Errorf("handing off every claim read %d entities one by one, want 0", n)
 	}
-	if _, _, err := ada.Release(ctx, ids[:1], false, ""); err != nil {
+	if _, err := ada.Release(ctx, ids[:1], false, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := reads(); n != 1 {
 		t.Errorf("releasing one claim read %d entities, want 1", n)
 	}
-	done, _, err := ada.Release(ctx, nil, true, "")
-	if err != nil || len(done) != 2 {
-		t.Fatalf("release all: %v %v", done, err)
+	done, err := ada.Release(ctx, nil, true, "")
+	if err != nil || len(done.Released) != 2 {
+		t.Fatalf("release all: %+v %v", done, err)
 	}
 	if n := reads(); n != 0 {
 		t.Errorf("releasing all read %d entities one by one, want 0", n)

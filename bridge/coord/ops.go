@@ -105,8 +105,8 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		if err != nil {
 			return nil, inputErr("no claim %q to renew; list yours with workspace_status", renew)
 		}
-		if old.Actor != c.cfg.Actor || old.Current(c.cfg.Now()) != store.ClaimActive {
-			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, old.Current(c.cfg.Now()), old.Actor)
+		if st := claimState(old, c.cfg.Now()); old.Actor != c.cfg.Actor || !holding(st) {
+			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, st, old.Actor)
 		}
 		var oc protocol.Claim
 		if err := json.Unmarshal(old.Body, &oc); err != nil {
@@ -120,7 +120,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		}
 		// At the active-claim limit the new lease would be denied: release
 		// the old one first (others may claim the paths in between).
-		held, err := c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now()})
+		held, err := c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now()})
 		if err != nil {
 			return nil, err
 		}
@@ -151,15 +151,18 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		res.Renewed = releasedFirst
 	}
 	if pub.Acknowledged {
+		// The log decided it, if the mirror holds it; else it stays
+		// pending (the pull after the upload failed) until it does.
 		ent, err := c.entity(ctx, protocol.KindClaim, cl.ID)
-		if err == nil {
-			res.Status = "granted"
-			if ent.Status == store.ClaimDenied {
-				res.Status = "denied"
-				if d := ent.Denial(); d != nil {
-					res.Conflicts, res.Limit = d.Conflicts, d.Limit
-				}
+		switch {
+		case err != nil:
+		case ent.Status == store.ClaimDenied:
+			res.Status = "denied"
+			if d := ent.Denial(); d != nil {
+				res.Conflicts, res.Limit = d.Conflicts, d.Limit
 			}
+		case ent.Status != ClaimPending:
+			res.Status = "granted" // active, or released already by another call
 		}
 	}
 	if res.Status == "pending" {
@@ -182,53 +185,103 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 	return res, nil
 }
 
+// ReleaseResult is the outcome of Release.
+type ReleaseResult struct {
+	// Released are the claims released, each with its write.
+	Released []string
+	Writes   []*Published
+	// Unchanged are the claims named that hold nothing to release: denied,
+	// released already, or expired. Releasing is idempotent: asking for a
+	// state the claim is already in answers what that state is.
+	Unchanged []Unreleased
+}
+
+// Unreleased is a claim that needs no release, and why.
+type Unreleased struct {
+	ClaimID string
+	// Status is denied, released or expired.
+	Status string
+	// At is when: the claim was denied (its ingest), released, or expired.
+	At time.Time
+	// Conflicts and Limit tell why a denied claim was denied.
+	Conflicts []store.Conflict
+	Limit     int
+}
+
 // Release releases claims of this actor: the given ids, or every active
-// one when all is set. Every id is checked before any is released.
-func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, reason string) ([]string, []*Published, error) {
+// (or pending) one when all is set. Every id is checked before any is
+// released; those already denied, released or expired are reported
+// unchanged.
+func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, reason string) (*ReleaseResult, error) {
+	res := &ReleaseResult{}
+	now := c.cfg.Now()
 	var claims []*store.Entity
 	if all {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now(), Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 1000})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		claims = mine
 	} else {
+		if len(claimIDs) == 0 {
+			return nil, inputErr("no claims to release: give claimIds, or all=true")
+		}
+		seen := map[string]bool{}
 		for _, id := range claimIDs {
-			if slices.ContainsFunc(claims, func(e *store.Entity) bool { return e.ID == id }) {
+			if seen[id] {
 				continue // named twice
 			}
+			seen[id] = true
 			ent, err := c.entity(ctx, protocol.KindClaim, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return nil, nil, inputErr("no claim %q in this workspace", id)
+				return nil, inputErr("no claim %q in this workspace", id)
 			}
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if ent.Actor != c.cfg.Actor {
-				return nil, nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
+				return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
 			}
-			if st := ent.Current(c.cfg.Now()); st != store.ClaimActive {
-				return nil, nil, inputErr("claim %q is already %s", id, st)
+			switch st := claimState(ent, now); st {
+			case store.ClaimActive, ClaimPending:
+				claims = append(claims, ent)
+			default:
+				res.Unchanged = append(res.Unchanged, unreleased(ent, st))
 			}
-			claims = append(claims, ent)
 		}
 	}
-	if len(claims) == 0 {
-		return nil, nil, inputErr("no claims to release: give claimIds, or all=true")
-	}
-	var done []string
-	var pubs []*Published
 	for _, ent := range claims {
 		p, err := c.release(ctx, ent, reason)
 		if err != nil {
-			return done, pubs, err
+			return res, err
 		}
-		done, pubs = append(done, ent.ID), append(pubs, p)
+		res.Released, res.Writes = append(res.Released, ent.ID), append(res.Writes, p)
 	}
-	return done, pubs, nil
+	return res, nil
 }
 
-// release releases ent, an active claim of this actor's.
+// unreleased tells why ent, in state st, needs no release.
+func unreleased(ent *store.Entity, st string) Unreleased {
+	u := Unreleased{ClaimID: ent.ID, Status: st}
+	switch st {
+	case store.ClaimDenied:
+		u.At = ent.IngestedAt
+		if d := ent.Denial(); d != nil {
+			u.Conflicts, u.Limit = d.Conflicts, d.Limit
+		}
+	case store.ClaimReleased:
+		u.At = ent.UpdatedAt
+		var cl protocol.Claim
+		if json.Unmarshal(ent.Body, &cl) == nil && cl.ReleasedAt != nil {
+			u.At = *cl.ReleasedAt
+		}
+	case store.ClaimExpired:
+		u.At = ent.ExpiresAt
+	}
+	return u
+}
+
+// release releases ent, an active or pending claim of this actor's.
 func (c *Coordinator) release(ctx context.Context, ent *store.Entity, reason string) (*Published, error) {
 	var cl protocol.Claim
 	if err := json.Unmarshal(ent.Body, &cl); err != nil {
@@ -279,7 +332,7 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 		return nil, nil, inputErr("you cannot hand off to yourself (%s)", to)
 	}
 	if claimIDs == nil {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: c.cfg.Now(), Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now(), Limit: 1000})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -290,7 +343,7 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 	} else {
 		for _, id := range claimIDs {
 			ent, err := c.entity(ctx, protocol.KindClaim, id)
-			if err != nil || ent.Actor != c.cfg.Actor || ent.Current(c.cfg.Now()) != store.ClaimActive {
+			if err != nil || ent.Actor != c.cfg.Actor || !holding(claimState(ent, c.cfg.Now())) {
 				return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
 			}
 		}
@@ -505,13 +558,13 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	now := c.cfg.Now()
-	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
 		return nil, err
 	}
 	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
 		return nil, err
 	}
-	if s.OpenTasks, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
+	if s.OpenTasks, err = c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
 		return nil, err
 	}
 	if s.HandoffsToMe, err = c.handoffsToMe(ctx); err != nil {
@@ -563,22 +616,11 @@ func (c *Coordinator) handoffsToMe(ctx context.Context) ([]*store.Entity, error)
 	return out, nil
 }
 
-// Entities lists projected entities of this workspace.
+// Entities lists entities of this workspace, newest first: their
+// projected state, with this machine's writes the projections do not
+// hold yet merged in (in remote mode; see ClaimPending).
 func (c *Coordinator) Entities(ctx context.Context, q store.EntityQuery) ([]*store.Entity, error) {
 	return c.entities(ctx, q)
-}
-
-// entities lists projected entities of this workspace (q.Workspace is set).
-func (c *Coordinator) entities(ctx context.Context, q store.EntityQuery) ([]*store.Entity, error) {
-	c.counts.entityLists.Add(1)
-	q.Workspace = c.cfg.Workspace
-	return c.cfg.Store.Entities(ctx, q)
-}
-
-// entity reads one projected entity of this workspace.
-func (c *Coordinator) entity(ctx context.Context, kind protocol.Kind, id string) (*store.Entity, error) {
-	c.counts.entityReads.Add(1)
-	return c.cfg.Store.Entity(ctx, c.cfg.Workspace, kind, id)
 }
 
 // Head is the newest serverSequence in the local copy of the log.

@@ -2,14 +2,18 @@ package coord
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"time"
 
 	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/store"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
 
 type releaser interface {
 	session
-	Release(ctx context.Context, claimIDs []string, all bool, reason string) ([]string, []*bc.Published, error)
+	Release(ctx context.Context, claimIDs []string, all bool, reason string) (*bc.ReleaseResult, error)
 }
 
 type releaseClaimIn struct {
@@ -24,7 +28,25 @@ type releaseClaimOut struct {
 	MoreReleased int `json:"moreReleased,omitempty"`
 	// Writes are the released claims' writes, in the same order.
 	Writes []Write `json:"writes"`
+	// Unchanged are the claims named that hold nothing to release: denied,
+	// released already, or expired. Not an error: they are already free.
+	Unchanged     []Unreleased `json:"unchanged,omitempty"`
+	MoreUnchanged int          `json:"moreUnchanged,omitempty"`
+	// Next says what happened when nothing was released.
+	Next string `json:"next,omitempty"`
 	WithNews
+}
+
+// Unreleased is a claim release_claim left as it was, and why.
+type Unreleased struct {
+	ClaimID string `json:"claimId"`
+	// Status is denied, released or expired.
+	Status string `json:"status" jsonschema:"enum=denied,enum=released,enum=expired"`
+	// At is when it was denied, released or expired.
+	At time.Time `json:"at"`
+	// HeldBy are, for a denied claim, the claims that denied it.
+	HeldBy []ClaimView `json:"heldBy,omitempty"`
+	Note   string      `json:"note"`
 }
 
 // releasedBudget bounds the released ids listed; each comes with its write.
@@ -36,15 +58,61 @@ func ReleaseClaim(c releaser) tools.Tool {
 		"Release your claims as soon as you are done with the paths (or give up on them), so others can claim them.",
 		tools.Annotations{Idempotent: true},
 		handler(c, func(ctx context.Context, in releaseClaimIn) (*releaseClaimOut, error) {
-			ids, pubs, err := c.Release(ctx, in.ClaimIDs, in.All, in.Reason)
+			res, err := c.Release(ctx, in.ClaimIDs, in.All, in.Reason)
 			if err != nil {
 				return nil, err
 			}
-			out := &releaseClaimOut{Writes: []Write{}}
-			out.Released, out.MoreReleased = tools.Fit(ids, releasedBudget)
-			for _, p := range pubs[:len(out.Released)] {
+			out := &releaseClaimOut{Released: []string{}, Writes: []Write{}}
+			if len(res.Released) > 0 {
+				out.Released, out.MoreReleased = tools.Fit(res.Released, releasedBudget)
+			}
+			for _, p := range res.Writes[:len(out.Released)] {
 				out.Writes = append(out.Writes, write(p))
+			}
+			var un []Unreleased
+			for _, u := range res.Unchanged {
+				un = append(un, unreleasedView(u))
+			}
+			out.Unchanged, out.MoreUnchanged = tools.Fit(un, claimsBudget)
+			switch {
+			case len(res.Released) > 0:
+			case in.All:
+				out.Next = "You hold no active claims: nothing to release."
+			case len(res.Unchanged) == 1:
+				out.Next = out.Unchanged[0].Note
+			default:
+				out.Next = "None of these claims holds paths any more: nothing to release (see unchanged)."
 			}
 			return out, nil
 		}))
+}
+
+func unreleasedView(u bc.Unreleased) Unreleased {
+	v := Unreleased{ClaimID: u.ClaimID, Status: u.Status, At: u.At}
+	at := u.At.UTC().Format(time.RFC3339)
+	switch u.Status {
+	case store.ClaimDenied:
+		v.HeldBy = conflictViews(u.Conflicts)
+		var why string
+		switch {
+		case u.Limit > 0:
+			why = fmt.Sprintf(" (you held %d active claims, the most allowed)", u.Limit)
+		case len(u.Conflicts) > 0:
+			var hs []string
+			for i, c := range u.Conflicts {
+				if i == maxHolders {
+					hs = append(hs, fmt.Sprintf("and %d more", len(u.Conflicts)-i))
+					break
+				}
+				hs = append(hs, fmt.Sprintf("%s held %s (claim %s)", line(c.Actor), strings.Join(v.HeldBy[i].Patterns, ", "), c.ClaimID))
+			}
+			why = ": " + strings.Join(hs, "; ")
+		}
+		v.Note = fmt.Sprintf("Claim %s was denied at %s%s. It never held the paths, so there is nothing to release.", u.ClaimID, at, why)
+	case store.ClaimReleased:
+		v.Note = fmt.Sprintf("Claim %s was already released at %s: nothing to release.", u.ClaimID, at)
+	default:
+		v.Note = fmt.Sprintf("Claim %s expired at %s: it holds nothing, so there is nothing to release.", u.ClaimID, at)
+	}
+	return v
 }

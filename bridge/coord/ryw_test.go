@@ -1,0 +1,256 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Read-your-writes in remote mode: an agent sees its own writes, queued or
+// acknowledged, before the mirror has pulled them, across restarts.
+
+// pullBreaker is a proxy in front of a coordination service that passes
+// uploads and, while broken is set, fails every read of the log (and the
+// WebSocket subscription) with 503, and while down is set every request: the upload's receipt arrives, and the
+// pull that should follow it fails, as when the service dies between them.
+type pullBreaker struct {
+	broken atomic.Bool // reads fail
+	down   atomic.Bool // everything fails
+	URL    string
+}
+
+func newPullBreaker(t *testing.T, target string) *pullBreaker {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pullBreaker{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.down.Load() || p.broken.Load() && r.Method == http.MethodGet {
+			http.Error(w, `{"error":{"code":"INTERNAL","message":"pulls are broken"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	return p
+}
+
+// remoteCoordAt starts a remote-mode coordinator of actor on the replica
+// database at path (opened anew: a restarted MCP server reopens it).
+func remoteCoordAt(t *testing.T, path, url, token, actor, session string) *Coordinator {
+	t.Helper()
+	st, err := store.Open(context.Background(), path, &store.Options{Projections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Workspace: "mygame", Store: st, Service: url, Token: token, Actor: actor, Replica: "rep_" + actor, Session: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()); st.Close() })
+	return c
+}
+
+// TestReleaseOwnClaimWhenThePullFailed is issue 20's race: the service
+// acknowledges a claim (a receipt with its serverSequence), the pull that
+// should bring it into the mirror fails, and the agent releases the claim
+// it was just answered. Its own write must be visible to it: the release
+// goes through, also after its MCP server restarts, and once the pull
+// works again the mirror holds exactly what the service decided.
+func TestReleaseOwnClaimWhenThePullFailed(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	proxy := newPullBreaker(t, hubURL)
+	path := filepath.Join(t.TempDir(), "ada.db")
+	ada := remoteCoordAt(t, path, proxy.URL, token, "ada@example.com", "ses_1")
+	bo := remoteCoord(t, hubURL, token, "bo@example.com")
+
+	proxy.broken.Store(true)
+	a, err := ada.Claim(ctx, []string{"src/**"}, true, "a", time.Hour, "")
+	if err != nil || !a.Acknowledged {
+		t.Fatalf("claim: %v %+v", err, a)
+	}
+	if a.Status != "pending" {
+		t.Fatalf("claim acknowledged but not pulled is %q, want pending (the log decides)", a.Status)
+	}
+	b, err := ada.Claim(ctx, []string{"docs/**"}, true, "b", time.Hour, "")
+	if err != nil || !b.Acknowledged {
+		t.Fatalf("claim: %v %+v", err, b)
+	}
+	// bo reads the service directly: ada's claim was first, so his is denied.
+	if d, err := bo.Claim(ctx, []string{"src/x.go"}, true, "x", time.Hour, ""); err != nil || d.Status != "denied" {
+		t.Fatalf("bo's claim: %v %+v", err, d)
+	}
+
+	// Her own claims are hers to see: pending, since the log's answer is
+	// not here yet.
+	st, err := ada.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimStates(st.MyClaims); len(got) != 2 || got[a.Claim.ID] != ClaimPending || got[b.Claim.ID] != ClaimPending {
+		t.Fatalf("her claims before the mirror has them: %v, want both pending", got)
+	}
+	rel, err := ada.Release(ctx, []string{a.Claim.ID}, false, "done")
+	if err != nil {
+		t.Fatalf("releasing her own acknowledged claim before the mirror has it: %v", err)
+	}
+	if len(rel.Released) != 1 || !rel.Writes[0].Acknowledged {
+		t.Fatalf("release: %+v", rel)
+	}
+	// Asked again: already released, not an error, and nothing written.
+	again, err := ada.Release(ctx, []string{a.Claim.ID}, false, "done")
+	if err != nil || len(again.Released) != 0 || len(again.Unchanged) != 1 || again.Unchanged[0].Status != store.ClaimReleased {
+		t.Fatalf("releasing again: %+v %v", again, err)
+	}
+
+	// Her MCP server restarts (a new process on the same replica database)
+	// while pulls still fail: what she wrote is still hers to see.
+	ada.Close(ctx)
+	ada = remoteCoordAt(t, path, proxy.URL, token, "ada@example.com", "ses_2")
+	st, err = ada.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimStates(st.MyClaims); len(got) != 1 || got[b.Claim.ID] != ClaimPending {
+		t.Fatalf("her claims after a restart: %v, want %s pending", got, b.Claim.ID)
+	}
+	if again, err := ada.Release(ctx, []string{a.Claim.ID}, false, ""); err != nil || len(again.Unchanged) != 1 {
+		t.Fatalf("releasing a released claim after a restart: %+v %v", again, err)
+	}
+	all, err := ada.Release(ctx, nil, true, "")
+	if err != nil || len(all.Released) != 1 || all.Released[0] != b.Claim.ID {
+		t.Fatalf("release all after a restart: %+v %v", all, err)
+	}
+
+	// Pulls work again: the mirror brings the log, each write applied once,
+	// and the outbox keeps nothing it holds.
+	proxy.broken.Store(false)
+	ada.rem.wake(ada.rem.poke)
+	waitUntil(t, func() bool {
+		own, err := ada.ownWrites(ctx)
+		return err == nil && own == nil
+	})
+	for _, id := range []string{a.Claim.ID, b.Claim.ID} {
+		e, err := ada.cfg.Store.Entity(ctx, "mygame", protocol.KindClaim, id)
+		if err != nil || e.Status != store.ClaimReleased {
+			t.Fatalf("mirrored %s: %+v %v", id, e, err)
+		}
+	}
+	for seq := int64(1); seq <= 4; seq++ {
+		if e, err := ada.cfg.Store.OutboxEntry(ctx, ada.Replica(), seq); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("outbox entry %d kept after the mirror has it: %+v %v", seq, e, err)
+		}
+	}
+	if st, err := ada.Status(ctx); err != nil || len(st.MyClaims) != 0 {
+		t.Fatalf("her claims once mirrored: %v %v", claimStates(st.MyClaims), err)
+	}
+	log, _, err := bo.Feed(ctx, 0, 1000, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[protocol.EventType]int{}
+	for _, e := range log {
+		if e.ActorID == "ada@example.com" {
+			count[e.Type]++
+		}
+	}
+	if count[protocol.EventClaimCreated] != 2 || count[protocol.EventClaimReleased] != 2 {
+		t.Fatalf("ada's envelopes in the service's log: %v, want 2 claims and 2 releases", count)
+	}
+}
+
+// TestReleaseDeniedClaim: releasing a claim the log denied is asking for
+// what is already so; the answer says when it was denied and who held the
+// paths, not an error, and writes nothing.
+func TestReleaseDeniedClaim(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	ada := remoteCoord(t, hubURL, token, "ada@example.com")
+	bo := remoteCoord(t, hubURL, token, "bo@example.com")
+	held, err := ada.Claim(ctx, []string{"src/**"}, true, "a", time.Hour, "")
+	if err != nil || held.Status != "granted" {
+		t.Fatalf("%+v %v", held, err)
+	}
+	d, err := bo.Claim(ctx, []string{"src/x.go"}, true, "x", time.Hour, "")
+	if err != nil || d.Status != "denied" {
+		t.Fatalf("%+v %v", d, err)
+	}
+	head, _ := bo.Head(ctx)
+	res, err := bo.Release(ctx, []string{d.Claim.ID}, false, "")
+	if err != nil {
+		t.Fatalf("releasing a denied claim: %v", err)
+	}
+	if len(res.Released) != 0 || len(res.Unchanged) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	u := res.Unchanged[0]
+	if u.Status != store.ClaimDenied || u.At.IsZero() || len(u.Conflicts) != 1 || u.Conflicts[0].ClaimID != held.Claim.ID || u.Conflicts[0].Actor != "ada@example.com" {
+		t.Fatalf("unchanged: %+v", u)
+	}
+	if pending, _, _ := bo.cfg.Store.OutboxCounts(ctx, bo.Replica()); pending != 0 {
+		t.Fatal("a release of a denied claim was queued")
+	}
+	if after, _ := hubHead(t, bo); after != head {
+		t.Fatalf("the log moved from %d to %d", head, after)
+	}
+}
+
+// TestReleasePendingClaimWhileDown: with the service down, a claim is
+// queued (pending) and its release is queued after it; both upload in
+// order when the service is back, and the claim ends released.
+func TestReleasePendingClaimWhileDown(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	proxy := newPullBreaker(t, hubURL)
+	ada := remoteCoordAt(t, filepath.Join(t.TempDir(), "ada.db"), proxy.URL, token, "ada@example.com", "ses_1")
+	proxy.down.Store(true)
+	c, err := ada.Claim(ctx, []string{"src/**"}, true, "a", time.Hour, "")
+	if err != nil || c.Acknowledged || c.Status != "pending" {
+		t.Fatalf("claim while down: %+v %v", c, err)
+	}
+	rel, err := ada.Release(ctx, []string{c.Claim.ID}, false, "")
+	if err != nil || len(rel.Released) != 1 || rel.Writes[0].Acknowledged {
+		t.Fatalf("releasing a queued claim: %+v %v", rel, err)
+	}
+	proxy.down.Store(false)
+	waitUntil(t, func() bool {
+		e, err := ada.cfg.Store.Entity(ctx, "mygame", protocol.KindClaim, c.Claim.ID)
+		return err == nil && e.Status == store.ClaimReleased
+	})
+}
+
+func claimStates(es []*store.Entity) map[string]string {
+	m := map[string]string{}
+	for _, e := range es {
+		m[e.ID] = e.Status
+	}
+	return m
+}
+
+// hubHead is the head of the service's log, as c reads it.
+func hubHead(t *testing.T, c *Coordinator) (int64, error) {
+	t.Helper()
+	if err := c.rem.pull(context.Background()); err != nil {
+		return 0, err
+	}
+	return c.Head(context.Background())
+}
