@@ -254,3 +254,82 @@ func hubHead(t *testing.T, c *Coordinator) (int64, error) {
 	}
 	return c.Head(context.Background())
 }
+
+// TestOwnWritesVisibleToEveryTool: every call that reads back what the
+// agent wrote sees it before the mirror does: update_task on its new task,
+// list_tasks and workspace_status, respond_handoff (withdraw) on its own
+// handoff, and renewing its own claim.
+func TestOwnWritesVisibleToEveryTool(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	proxy := newPullBreaker(t, hubURL)
+	ada := remoteCoordAt(t, filepath.Join(t.TempDir(), "ada.db"), proxy.URL, token, "ada@example.com", "ses_1")
+	for _, mode := range []string{"acknowledged", "queued"} {
+		proxy.broken.Store(true)
+		proxy.down.Store(mode == "queued")
+		_, task, err := ada.CreateTask(ctx, "boss fight "+mode, "", nil, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		doing := protocol.TaskInProgress
+		me := ada.Actor()
+		pub, upd, err := ada.UpdateTask(ctx, task.ID, TaskChange{Status: &doing, Assignee: &me})
+		if err != nil || upd.Status != doing || pub.Acknowledged != (mode == "acknowledged") {
+			t.Fatalf("%s: updating her new task: %+v %+v %v", mode, pub, upd, err)
+		}
+		list, err := ada.Entities(ctx, store.EntityQuery{Kind: protocol.KindTask, Status: []string{string(protocol.TaskInProgress)}, Target: me})
+		if err != nil || len(list) == 0 || list[0].ID != task.ID {
+			t.Fatalf("%s: her tasks in progress: %v %v", mode, list, err)
+		}
+		if _, _, err := ada.UpdateTask(ctx, task.ID, TaskChange{Status: &doing}); err == nil {
+			t.Fatalf("%s: an update that changes nothing (she set that status already) was accepted", mode)
+		}
+
+		_, h, err := ada.RequestHandoff(ctx, "bo@example.com", "take the boss", "", "", []string{}, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, r, err := ada.RespondHandoff(ctx, h.ID, protocol.HandoffWithdrawn, "changed my mind"); err != nil || r.Status != protocol.HandoffWithdrawn {
+			t.Fatalf("%s: withdrawing her new handoff: %+v %v", mode, r, err)
+		}
+		if _, _, err := ada.RespondHandoff(ctx, h.ID, protocol.HandoffWithdrawn, ""); err == nil {
+			t.Fatalf("%s: withdrawn twice", mode)
+		}
+
+		c, err := ada.Claim(ctx, []string{"src/" + mode + "/**"}, true, "x", time.Hour, "")
+		if err != nil || c.Status != "pending" {
+			t.Fatalf("%s: claim: %+v %v", mode, c, err)
+		}
+		r, err := ada.Claim(ctx, nil, true, "", 2*time.Hour, c.Claim.ID)
+		if err != nil || r.Renewed != c.Claim.ID {
+			t.Fatalf("%s: renewing her pending claim: %+v %v", mode, r, err)
+		}
+		st, err := ada.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := claimStates(st.MyClaims); got[c.Claim.ID] != ClaimPending || got[r.Claim.ID] != ClaimPending {
+			t.Fatalf("%s: her claims: %v", mode, got)
+		}
+
+		// Once the mirror has it all, it shows what the service decided.
+		proxy.broken.Store(false)
+		proxy.down.Store(false)
+		ada.rem.wake(ada.rem.kick)
+		waitUntil(t, func() bool {
+			ada.rem.wake(ada.rem.poke)
+			own, err := ada.ownWrites(ctx)
+			return err == nil && own == nil
+		})
+		e, err := ada.entity(ctx, protocol.KindTask, task.ID)
+		if err != nil || e.Status != string(doing) || e.Target != me {
+			t.Fatalf("%s: mirrored task: %+v %v", mode, e, err)
+		}
+		if e, err := ada.entity(ctx, protocol.KindHandoff, h.ID); err != nil || e.Status != string(protocol.HandoffWithdrawn) {
+			t.Fatalf("%s: mirrored handoff: %+v %v", mode, e, err)
+		}
+		if e, err := ada.entity(ctx, protocol.KindClaim, r.Claim.ID); err != nil || e.Status != store.ClaimActive {
+			t.Fatalf("%s: mirrored renewal: %+v %v", mode, e, err)
+		}
+	}
+}
