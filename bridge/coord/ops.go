@@ -240,6 +240,9 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 				return nil, err
 			}
 			if ent.Actor != c.cfg.Actor {
+				if h := c.acceptedHandoffOf(ctx, id); h != "" {
+					return nil, inputErr("claim %q is %s's until your acceptance of handoff %s is in the log, and this replica has not read it back yet; try again in a moment", id, ent.Actor, h)
+				}
 				return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
 			}
 			switch st := claimState(ent, now); st {

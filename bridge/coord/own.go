@@ -319,3 +319,22 @@ func claimState(e *store.Entity, now time.Time) string {
 // holding reports whether a claim in state st may hold its paths: active,
 // or pending (this machine's, not decided here yet).
 func holding(st string) bool { return st == store.ClaimActive || st == ClaimPending }
+
+// acceptedHandoffOf returns the handoff, if any, whose acceptance by this
+// machine moves claim id and is not in the projections yet. Whether it
+// moves the claim is the log's to say (the first answer to a handoff
+// decides it), so the claim is not shown moved before.
+func (c *Coordinator) acceptedHandoffOf(ctx context.Context, id string) string {
+	own, err := c.ownWrites(ctx)
+	if err != nil || own == nil {
+		return ""
+	}
+	for _, hid := range own.ids {
+		for _, w := range own.byID[hid] {
+			if h := w.Handoff(); h != nil && w.Type == protocol.EventHandoffResponded && h.Status == protocol.HandoffAccepted && slices.Contains(h.ClaimIDs, id) {
+				return hid
+			}
+		}
+	}
+	return ""
+}

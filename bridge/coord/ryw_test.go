@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -331,5 +332,47 @@ func TestOwnWritesVisibleToEveryTool(t *testing.T) {
 		if e, err := ada.entity(ctx, protocol.KindClaim, r.Claim.ID); err != nil || e.Status != store.ClaimActive {
 			t.Fatalf("%s: mirrored renewal: %+v %v", mode, e, err)
 		}
+	}
+}
+
+// TestReleaseAfterAcceptingHandoff: a claim moves to the actor who accepts
+// its handoff only once the log orders the acceptance (the first answer
+// decides). Until the mirror has it, releasing the claim says so instead
+// of calling it someone else's; then the release goes through.
+func TestReleaseAfterAcceptingHandoff(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	proxy := newPullBreaker(t, hubURL)
+	ada := remoteCoord(t, hubURL, token, "ada@example.com")
+	bo := remoteCoordAt(t, filepath.Join(t.TempDir(), "bo.db"), proxy.URL, token, "bo@example.com", "ses_1")
+	x, err := ada.Claim(ctx, []string{"src/**"}, true, "x", time.Hour, "")
+	if err != nil || x.Status != "granted" {
+		t.Fatalf("%+v %v", x, err)
+	}
+	_, h, err := ada.RequestHandoff(ctx, bo.Actor(), "yours", "", "", []string{x.Claim.ID}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		_, err := bo.entity(ctx, protocol.KindHandoff, h.ID)
+		return err == nil
+	})
+	proxy.broken.Store(true)
+	if p, _, err := bo.RespondHandoff(ctx, h.ID, protocol.HandoffAccepted, ""); err != nil || !p.Acknowledged {
+		t.Fatalf("accept: %+v %v", p, err)
+	}
+	_, err = bo.Release(ctx, []string{x.Claim.ID}, false, "")
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Message, "your acceptance of handoff "+h.ID) {
+		t.Fatalf("releasing a claim whose handoff he accepted, before the mirror has it: %v", err)
+	}
+	proxy.broken.Store(false)
+	bo.rem.wake(bo.rem.poke)
+	waitUntil(t, func() bool {
+		own, err := bo.ownWrites(ctx)
+		return err == nil && own == nil
+	})
+	if res, err := bo.Release(ctx, []string{x.Claim.ID}, false, ""); err != nil || len(res.Released) != 1 {
+		t.Fatalf("releasing it once mirrored: %+v %v", res, err)
 	}
 }
