@@ -26,6 +26,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/internal/fixture"
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -48,6 +49,7 @@ func command(t *testing.T, args ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"),
 		"USERPROFILE="+home, "LOCALAPPDATA="+filepath.Join(home, "local"), "APPDATA="+filepath.Join(home, "roaming"), // Windows
 		"CROSSCODE_HUB_DATA=", "CROSSCODE_HUB_DB=")
+	stoppable(cmd)
 	return cmd
 }
 
@@ -168,9 +170,20 @@ func (s *server) wait(t *testing.T) int {
 	return s.cmd.ProcessState.ExitCode()
 }
 
+// SIGTERM is sent as the OS's graceful stop (stopGracefully: Ctrl+Break on
+// Windows).
 func (s *server) signal(t *testing.T, sig os.Signal) {
 	t.Helper()
-	if err := s.cmd.Process.Signal(sig); err != nil {
+	var err error
+	if sig == syscall.SIGTERM {
+		err = stopGracefully(s.cmd.Process)
+		if err != nil {
+			sysdeps.SkipUnderWine(t, "Wine does not deliver Ctrl+Break to another process (GenerateConsoleCtrlEvent: "+err.Error()+"), the graceful stop of a Windows console program")
+		}
+	} else {
+		err = s.cmd.Process.Signal(sig)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -64,7 +64,7 @@ func Main(m *testing.M) int {
 // fails t.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
-	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program")
+	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
 	sharedOnce.Do(func() { shared, sharedErr = Start() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)

@@ -16,7 +16,7 @@ import (
 // install it.
 func Need(t testing.TB, name string) string {
 	t.Helper()
-	SkipUnderWine(t, name+" is a Linux program")
+	SkipUnderWine(t, name+" is a Linux program, which Wine cannot start")
 	p, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("%s is not installed: run scripts/deps (or scripts/test, which runs it) to install what the tests need", name)
@@ -29,10 +29,10 @@ func Need(t testing.TB, name string) string {
 const WineSkipPrefix = "under Wine: "
 
 // SkipUnderWine skips t when it runs under Wine, where why (for example
-// "git is a Linux program") keeps it from running.
+// "git is a Linux program, which Wine cannot start") keeps it from running.
 func SkipUnderWine(t testing.TB, why string) {
 	t.Helper()
 	if UnderWine() {
-		t.Skip(WineSkipPrefix + why + ", which Wine cannot start")
+		t.Skip(WineSkipPrefix + why)
 	}
 }
