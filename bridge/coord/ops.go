@@ -105,7 +105,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		if err != nil {
 			return nil, inputErr("no claim %q to renew; list yours with workspace_status", renew)
 		}
-		if st := claimState(old, c.cfg.Now()); old.Actor != c.cfg.Actor || !holding(st) {
+		if st := ClaimState(old, c.cfg.Now()); old.Actor != c.cfg.Actor || !holding(st) {
 			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, st, old.Actor)
 		}
 		var oc protocol.Claim
@@ -245,7 +245,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 				}
 				return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
 			}
-			switch st := claimState(ent, now); st {
+			switch st := ClaimState(ent, now); st {
 			case store.ClaimActive, ClaimPending:
 				claims = append(claims, ent)
 			default:
@@ -346,7 +346,7 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 	} else {
 		for _, id := range claimIDs {
 			ent, err := c.entity(ctx, protocol.KindClaim, id)
-			if err != nil || ent.Actor != c.cfg.Actor || !holding(claimState(ent, c.cfg.Now())) {
+			if err != nil || ent.Actor != c.cfg.Actor || !holding(ClaimState(ent, c.cfg.Now())) {
 				return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
 			}
 		}

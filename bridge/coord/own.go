@@ -306,10 +306,10 @@ func (c *Coordinator) countEntities(ctx context.Context, q store.EntityQuery) (i
 	}
 }
 
-// claimState is a claim's status at now: active, pending (this machine's,
+// ClaimState is a claim's status at now: active, pending (this machine's,
 // not decided here yet), denied, released or expired (an active or
 // pending one whose lease ended).
-func claimState(e *store.Entity, now time.Time) string {
+func ClaimState(e *store.Entity, now time.Time) string {
 	if (e.Status == store.ClaimActive || e.Status == ClaimPending) && !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
 		return store.ClaimExpired
 	}

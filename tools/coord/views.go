@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -32,7 +33,9 @@ type ClaimView struct {
 	Patterns     []string `json:"patterns"`
 	MorePatterns int      `json:"morePatterns,omitempty"`
 	Exclusive    bool     `json:"exclusive"`
-	// Status is active, denied, released or expired.
+	// Status is active, denied, released or expired; pending for your own
+	// claim the log has not decided here yet (queued, or acknowledged by
+	// the service and not yet read back from it).
 	Status    string    `json:"status,omitempty"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Reason    string    `json:"reason,omitempty"`
@@ -42,7 +45,7 @@ func claimView(e *store.Entity, now time.Time) ClaimView {
 	var c protocol.Claim
 	_ = json.Unmarshal(e.Body, &c)
 	pats, more := linesOf(c.Patterns, maxListed)
-	return ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: pats, MorePatterns: more, Exclusive: e.Exclusive, Status: e.Current(now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
+	return ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: pats, MorePatterns: more, Exclusive: e.Exclusive, Status: bc.ClaimState(e, now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
 }
 
 func conflictViews(cs []store.Conflict) []ClaimView {
