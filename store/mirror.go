@@ -18,9 +18,12 @@ const (
 	// Acknowledged outbox entries are kept until the mirror holds them
 	// (see Unmirrored), then dropped.
 	delMirroredOutbox = "DELETE FROM outbox WHERE status = 1 AND workspace = ? AND server_seq <= ?"
+	// An envelope the log holds is never uploaded again, even when its
+	// receipt was lost ((replicaId, clientSequence) is never reused).
+	delMirroredEntry = "DELETE FROM outbox WHERE replica = ? AND client_seq = ? AND status IN (0, 1)"
 )
 
-var mirrorStatements = []string{insMirroredOp, upsMirrorCursor, delMirroredOutbox}
+var mirrorStatements = []string{insMirroredOp, upsMirrorCursor, delMirroredOutbox, delMirroredEntry}
 
 // ensureWorkspaceID resolves a workspace name to its id (from memory once
 // known), creating the workspace only when it does not exist yet.
@@ -40,7 +43,10 @@ func (s *Store) ensureWorkspaceID(ctx context.Context, name string) (int64, erro
 // order, with their serverSequence and ingestedAt) in the local copy of
 // the workspace log, applies them to the projections, and moves the named
 // cursor to cursor, all in one transaction. Operations already mirrored
-// are skipped, so a page read twice changes nothing.
+// are skipped, so a page read twice changes nothing. The outbox entries
+// the mirror now holds are dropped: pending ones (their receipt was lost)
+// are not uploaded again, and acknowledged ones are no longer needed to
+// read this replica's own writes (see Unmirrored).
 func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.Envelope, cursorName string, cursor int64) error {
 	ws, err := s.ensureWorkspaceID(ctx, workspace)
 	if err != nil {
@@ -55,6 +61,10 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 	if err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
+	del, err := s.wstmt(ctx, tx, delMirroredEntry)
+	if err != nil {
+		return fmt.Errorf("mirror: %w", err)
+	}
 	have := make(map[int64]*protocol.Envelope, len(ops))
 	for _, e := range ops {
 		if e.ServerSequence <= 0 || e.IngestedAt == nil {
@@ -65,6 +75,9 @@ func (s *Store) Mirror(ctx context.Context, workspace string, ops []*protocol.En
 			return fmt.Errorf("mirror: %w", err)
 		}
 		if _, err := ins.ExecContext(ctx, opID(ws, e.ServerSequence), kindCode(e.Type.Kind()), micros(*e.IngestedAt), body); err != nil {
+			return fmt.Errorf("mirror: %w", err)
+		}
+		if _, err := del.ExecContext(ctx, e.ReplicaID, e.ClientSequence); err != nil {
 			return fmt.Errorf("mirror: %w", err)
 		}
 		have[e.ServerSequence] = e

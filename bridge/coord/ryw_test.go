@@ -26,9 +26,10 @@ import (
 // WebSocket subscription) with 503, and while down is set every request: the upload's receipt arrives, and the
 // pull that should follow it fails, as when the service dies between them.
 type pullBreaker struct {
-	broken atomic.Bool // reads fail
-	down   atomic.Bool // everything fails
-	URL    string
+	broken       atomic.Bool // reads fail
+	down         atomic.Bool // everything fails
+	dropReceipts atomic.Bool // uploads reach the service, their answers are lost
+	URL          string
 }
 
 func newPullBreaker(t *testing.T, target string) *pullBreaker {
@@ -42,6 +43,12 @@ func newPullBreaker(t *testing.T, target string) *pullBreaker {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.down.Load() || p.broken.Load() && r.Method == http.MethodGet {
 			http.Error(w, `{"error":{"code":"INTERNAL","message":"pulls are broken"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		if p.dropReceipts.Load() && r.Method == http.MethodPost {
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r)
+			http.Error(w, `{"error":{"code":"INTERNAL","message":"the answer was lost"}}`, http.StatusBadGateway)
 			return
 		}
 		rp.ServeHTTP(w, r)
@@ -374,5 +381,50 @@ func TestReleaseAfterAcceptingHandoff(t *testing.T) {
 	})
 	if res, err := bo.Release(ctx, []string{x.Claim.ID}, false, ""); err != nil || len(res.Released) != 1 {
 		t.Fatalf("releasing it once mirrored: %+v %v", res, err)
+	}
+}
+
+// TestLostReceiptNotAppliedTwice: an upload reaches the service but its
+// receipt is lost, so the write stays pending here. Once the mirror brings
+// that envelope, it is the log's, not this replica's to merge again: a
+// later change by someone else shows, and it is not uploaded again.
+func TestLostReceiptNotAppliedTwice(t *testing.T) {
+	ctx := context.Background()
+	hubURL, token := serveHub(t, hub.Config{})
+	proxy := newPullBreaker(t, hubURL)
+	ada := remoteCoordAt(t, filepath.Join(t.TempDir(), "ada.db"), proxy.URL, token, "ada@example.com", "ses_1")
+	bo := remoteCoord(t, hubURL, token, "bo@example.com")
+	_, task, err := ada.CreateTask(ctx, "boss fight", "", nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.broken.Store(true)
+	proxy.dropReceipts.Store(true)
+	doing, done := protocol.TaskInProgress, protocol.TaskDone
+	if p, _, err := ada.UpdateTask(ctx, task.ID, TaskChange{Status: &doing}); err != nil || p.Acknowledged {
+		t.Fatalf("update whose receipt is lost: %+v %v", p, err)
+	}
+	if e, err := ada.entity(ctx, protocol.KindTask, task.ID); err != nil || e.Status != string(doing) {
+		t.Fatalf("her own pending update: %+v %v", e, err)
+	}
+	// bo reads it from the service and finishes the task after her.
+	waitUntil(t, func() bool {
+		bo.rem.wake(bo.rem.poke)
+		e, err := bo.entity(ctx, protocol.KindTask, task.ID)
+		return err == nil && e.Status == string(doing)
+	})
+	if _, _, err := bo.UpdateTask(ctx, task.ID, TaskChange{Status: &done}); err != nil {
+		t.Fatal(err)
+	}
+	// Her pulls work again (her receipts are still lost): the mirror holds
+	// her update and bo's after it.
+	proxy.broken.Store(false)
+	waitUntil(t, func() bool {
+		ada.rem.wake(ada.rem.poke)
+		e, err := ada.entity(ctx, protocol.KindTask, task.ID)
+		return err == nil && e.Status == string(done)
+	})
+	if pending, _, _ := ada.cfg.Store.OutboxCounts(ctx, ada.Replica()); pending != 0 {
+		t.Fatalf("%d entries pending that the log holds", pending)
 	}
 }
