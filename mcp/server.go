@@ -12,7 +12,6 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -113,16 +112,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	repo, err := gitx.Open(ctx, dir)
-	switch {
-	case errors.Is(err, gitx.ErrNotRepo):
-		repo = nil
-	case errors.Is(err, exec.ErrNotFound):
-		// No git on PATH (a Windows machine without Git for Windows): the
-		// server works, but worktrees of one clone cannot share state.
-		cfg.Logger.Warn("git is not installed (not on PATH): local state is kept per directory, and worktrees of one clone do not share it; install Git (on Windows, Git for Windows) to fix that", "dir", dir)
-		repo = nil
-	case err != nil:
+	repo, err := OpenRepo(ctx, dir, cfg.Logger)
+	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
@@ -376,6 +367,21 @@ func errOrNil(err error) error {
 		return nil
 	}
 	return err
+}
+
+// OpenRepo opens the git repository around dir, or returns nil when dir
+// is in none, or when git is not installed (which it logs: the server works
+// without git, but worktrees of one clone cannot share state then).
+func OpenRepo(ctx context.Context, dir string, log *slog.Logger) (*gitx.Repo, error) {
+	repo, err := gitx.Open(ctx, dir)
+	switch {
+	case errors.Is(err, gitx.ErrNotRepo):
+		return nil, nil
+	case errors.Is(err, gitx.ErrNoGit):
+		log.Warn("git is not installed (not on PATH): local state is kept per folder, and worktrees of one clone do not share it; install Git (on Windows, Git for Windows) to fix that", "dir", dir)
+		return nil, nil
+	}
+	return repo, err
 }
 
 // Locate returns workspace and data, each defaulted (DefaultWorkspace,

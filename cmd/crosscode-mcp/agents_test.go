@@ -20,11 +20,17 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // gitRepo makes a repository with one commit.
+//
+// Under Wine, where git cannot run, it is the same folder without git: the
+// server keeps its local state per folder then, which the tests that use
+// one folder for every agent do not tell apart (those that need git itself
+// call needGit).
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "mygame")
@@ -32,6 +38,9 @@ func gitRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "src", "game", "boss.gd"), []byte("extends Node\n"), 0o644)
+	if sysdeps.UnderWine() {
+		return dir
+	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "init"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
@@ -41,6 +50,13 @@ func gitRepo(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// needGit skips t under Wine, where git cannot run: for tests of what git
+// itself does (commits, hooks, worktrees, changes).
+func needGit(t *testing.T) {
+	t.Helper()
+	sysdeps.SkipUnderWine(t, "git is a Linux program, which Wine cannot start")
 }
 
 // agent is one MCP client driving its own crosscode-mcp process.
@@ -304,6 +320,7 @@ func readLocalLog(t *testing.T, dbPath, workspace string) []*protocol.Envelope {
 }
 
 func TestTwoAgentsLocalMode(t *testing.T) {
+	needGit(t) // a worktree's agent shares the clone's workspace
 	repo := gitRepo(t)
 	// ada works in the main checkout, bo in a linked worktree of the same clone.
 	wt := filepath.Join(t.TempDir(), "mygame-vfx")

@@ -167,7 +167,7 @@ func TestCaptureGameRefusedOrExited(t *testing.T) {
 	}{
 		{"required capability missing", map[string]any{"game": map[string]any{"command": []string{os.Args[0], "demo-game"}}, "requiredCapabilities": []string{"teleport"}},
 			"CAPABILITY_MISSING", `requires capability "teleport"`},
-		{"exits before its hello", map[string]any{"game": map[string]any{"command": []string{"sh", "-c", "echo cannot load level 1 >&2; exit 3"}}},
+		{"exits before its hello", map[string]any{"game": map[string]any{"command": []string{os.Args[0]}, "env": map[string]string{failingGameEnv: "cannot load level 1"}}},
 			"ADAPTER_DISCONNECTED", "cannot load level 1"},
 	}
 	for _, tc := range cases {

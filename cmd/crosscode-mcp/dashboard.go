@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -51,10 +49,8 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	repo, err := gitx.Open(ctx, dir)
-	if errors.Is(err, gitx.ErrNotRepo) {
-		repo = nil
-	} else if err != nil {
+	repo, err := mcp.OpenRepo(ctx, dir, log)
+	if err != nil {
 		return err
 	}
 	workspace, data, err := mcp.Locate(repo, dir, cfg.Workspace, cfg.Data)

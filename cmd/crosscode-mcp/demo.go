@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image/jpeg"
 	"image/png"
@@ -37,9 +36,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if _, err := exec.LookPath("git"); err != nil {
-		return errors.New("demo: git is not installed; the demo works in a temporary git repository")
-	}
 	root, err := os.MkdirTemp("", "crosscode-demo-")
 	if err != nil {
 		return err
@@ -54,7 +50,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	err = d.run(ctx)
 	d.closeAll()
 	if *keep {
-		fmt.Fprintf(stdout, "\nKept %s (the repository; its coordination data is in .git/crosscode).\n", d.repo)
+		where := "in .git/crosscode"
+		if !d.hasGit {
+			where = "in your user cache dir: git is not installed"
+		}
+		fmt.Fprintf(stdout, "\nKept %s (the repository; its coordination data is %s).\n", d.repo, where)
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "\nFAILED: %v\n", err)
@@ -70,6 +70,7 @@ type demo struct {
 	root   string
 	repo   string
 	media  string // where the contact sheet and video go
+	hasGit bool   // the repository is a git repository (git is installed)
 	start  time.Time
 	agents []*demoAgent
 }
@@ -265,20 +266,33 @@ func (d *demo) run(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(d.repo, "src", "game", "boss.gd"), []byte("extends Node\nvar phase2_damage = 40\n"), 0o644); err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=demo@example.com", "-c", "user.name=demo", "commit", "-qm", "init"}} {
-		if err := d.git(args...); err != nil {
-			return err
-		}
+	// The game as a capture config names it: a list of arguments, so a
+	// path with spaces (C:\Users\Jo Smith\...) stays one.
+	if err := os.MkdirAll(filepath.Join(d.repo, ".crosscode"), 0o755); err != nil {
+		return err
 	}
-	d.say("repository %s (local mode: no server; the agents share .git/crosscode/workspace.db)", d.repo)
+	capture, _ := json.Marshal(map[string]any{"game": map[string]any{"command": []string{d.exe, "demo-game"}}})
+	if err := os.WriteFile(filepath.Join(d.repo, ".crosscode", "capture.json"), capture, 0o644); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		d.hasGit = true
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=demo@example.com", "-c", "user.name=demo", "commit", "-qm", "init"}} {
+			if err := d.git(args...); err != nil {
+				return err
+			}
+		}
+		d.say("repository %s (local mode: no server; the agents share .git/crosscode/workspace.db)", d.repo)
+	} else {
+		d.say("folder %s (local mode: no server; git is not installed, so the agents share a database kept for this folder in your user cache dir; with git, every worktree of a clone shares one)", d.repo)
+	}
 
 	d.step("1. Two agents start crosscode-mcp, as their MCP config says.")
-	game := "--game-cmd=" + d.exe + " demo-game"
-	ada, err := d.agent(ctx, "ada", "claude-code", "ada@example.com", game)
+	ada, err := d.agent(ctx, "ada", "claude-code", "ada@example.com")
 	if err != nil {
 		return err
 	}
-	bo, err := d.agent(ctx, "bo", "cursor", "bo@example.com", game)
+	bo, err := d.agent(ctx, "bo", "cursor", "bo@example.com")
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,9 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 	case errors.Is(err, gitx.ErrNotRepo):
 		repo = nil
 		add(Check{"git repository", "warn", dir + " is not in a git repository", "run the agent inside the repository it edits (or pass --repo); outside git, state is per folder and share_changes cannot work"})
+	case errors.Is(err, gitx.ErrNoGit):
+		repo = nil
+		add(Check{"git repository", "warn", "git is not installed (not on PATH): state is per folder, worktrees do not share it, share_changes and the commit guard cannot work", "install Git (on Windows, Git for Windows: winget install Git.Git) and open a new terminal"})
 	case err != nil:
 		add(Check{"git repository", "fail", err.Error(), "is git installed and on PATH?"})
 	case repo.IsWorktree:

@@ -12,6 +12,7 @@ import (
 // installed, a commit touching a path another actor claimed exclusively is
 // refused with who holds it; other commits pass.
 func TestGuardRefusesCommitsOnOthersClaims(t *testing.T) {
+	needGit(t)
 	repo := gitRepo(t)
 	wt := filepath.Join(t.TempDir(), "mygame-bo")
 	if out, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", "bo", wt).CombinedOutput(); err != nil {

@@ -32,7 +32,25 @@ import (
 
 const mainEnv = "CROSSCODE_MCP_TEST_MAIN"
 
+// brokenServerEnv=1 makes the test binary a server that never answers and
+// complains on stderr for ever.
+const brokenServerEnv = "CROSSCODE_MCP_TEST_BROKEN_SERVER"
+
+// failingGameEnv=MESSAGE makes the test binary a game that prints MESSAGE
+// on stderr and exits 3 before it connects.
+const failingGameEnv = "CROSSCODE_MCP_TEST_FAILING_GAME"
+
 func TestMain(m *testing.M) {
+	if msg := os.Getenv(failingGameEnv); msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(3)
+	}
+	if os.Getenv(brokenServerEnv) == "1" {
+		for {
+			fmt.Fprintln(os.Stderr, "server broke: no database")
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	if os.Getenv(mainEnv) == "1" {
 		main() // exits by itself on failure
 		os.Exit(0)
@@ -534,7 +552,7 @@ func TestKill9DuringIngest(t *testing.T) {
 	ss, count, wait := runStreams(t, c, 8, stop)
 	waitFor(t, "400 receipts", func() bool { return count() >= 400 })
 	s.signal(t, syscall.SIGKILL)
-	if code := s.wait(t); code != -1 {
+	if code := s.wait(t); code != killedExitCode {
 		t.Fatalf("serve exited %d, want killed", code)
 	}
 	wait()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 // readmeCommands returns the command lines of the README's ```sh blocks.
@@ -54,6 +55,7 @@ func shellWords(s string) []string {
 // `crosscode-mcp` on PATH being this build, so the README cannot rot. A
 // command the test does not know fails it: add how to run it here.
 func TestReadmeCommands(t *testing.T) {
+	sysdeps.SkipUnderWine(t, "the README's commands run in sh, with go and git, Linux programs, which Wine cannot start")
 	bin := t.TempDir()
 	script := "#!/bin/sh\nCROSSCODE_MCP_TEST_MAIN=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "crosscode-mcp"), []byte(script), 0o755); err != nil {

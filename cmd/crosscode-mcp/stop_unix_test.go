@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// killedExitCode is the exit code os.ProcessState reports for a killed
+// process (killed by a signal: -1).
+const killedExitCode = -1
+
 // stoppable prepares cmd so that stopGracefully can stop it (nothing to do
 // here).
 func stoppable(*exec.Cmd) {}

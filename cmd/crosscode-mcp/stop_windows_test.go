@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// killedExitCode is the exit code os.ProcessState reports for a killed
+// process (Process.Kill is TerminateProcess with exit code 1).
+const killedExitCode = 1
+
 // console is made once: Ctrl+Break travels through a console the test and
 // its children share (go test gives the test none).
 var console = sync.OnceValue(func() error {

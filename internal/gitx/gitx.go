@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -29,6 +30,10 @@ import (
 // a git work tree: outside any repository, inside a .git directory, or in a
 // bare repository.
 var ErrNotRepo = errors.New("not inside a git work tree")
+
+// ErrNoGit is returned (wrapped) when the git program is not on PATH (a
+// Windows machine without Git for Windows, say).
+var ErrNoGit = errors.New("git is not installed (not on PATH)")
 
 // Repo describes the git repository around a directory. The fields are
 // filled by [Open]; a Repo is safe for concurrent use.
@@ -45,8 +50,8 @@ type Repo struct {
 // Open finds the git work tree containing dir (relative dirs are taken from
 // the current directory) with a single git rev-parse. It returns an error
 // wrapping [ErrNotRepo] when dir is not inside a work tree; other failures
-// (dir missing, git not installed, "dubious ownership") are returned as
-// they are.
+// (dir missing, "dubious ownership") are returned as they are, but for a
+// missing git program: [ErrNoGit].
 //
 // The directories are absolute with symlinks resolved, as git reports them
 // (git 2.31 or newer; older git is supported with paths made absolute
@@ -73,6 +78,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		if strings.Contains(err.Error(), "not a git repository") {
 			return nil, fmt.Errorf("%w: %s", ErrNotRepo, abs)
+		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrNoGit, err)
 		}
 		return nil, err
 	}

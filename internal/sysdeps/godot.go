@@ -36,6 +36,7 @@ type Godot struct {
 // when CROSSCODE_SKIP_GODOT=1; a tree that cannot be built fails t.
 func NeedGodot(t testing.TB) Godot {
 	t.Helper()
+	SkipUnderWine(t, "Godot runs in a Debian chroot (scripts/godot-chroot), which Wine cannot start")
 	if os.Getenv(SkipGodotEnv) == "1" {
 		t.Skip(SkipGodotEnv + "=1: not running the real Godot engine")
 	}
