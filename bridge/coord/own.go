@@ -19,7 +19,8 @@ import (
 // machine's is in the outbox from the moment it is answered: pending until
 // the service acknowledges it, then acknowledged (with its serverSequence)
 // until the mirror's projections reach that serverSequence, when Mirror
-// drops it. Every read of an entity merges those writes, in their order,
+// drops it (a pending one too, once the mirror holds it: its receipt was
+// lost). Every read of an entity merges those writes, in their order,
 // over the projected state, so an agent always sees its own writes:
 // after an upload whose pull failed, while the service is down, and after
 // its MCP server restarts (the outbox is in the local database).
