@@ -128,17 +128,41 @@ func TestReadmeCommands(t *testing.T) {
 				if out, err := run(t, filepath.Join("..", ".."), args, 5*time.Minute); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
-			case args[0] == "claude":
-				// No Claude Code here: check that what it would start parses.
-				i := strings.Index(line, "-- crosscode-mcp")
-				if i < 0 {
-					t.Fatalf("unexpected claude command %q", line)
+			case args[0] == "claude" || args[0] == "codex":
+				// No client here (their own tests run them): check that what
+				// it would start is the server, directly or through npx, and
+				// that its flags parse.
+				_, started, ok := strings.Cut(line, " -- ")
+				started = strings.TrimPrefix(started, "cmd /c ")
+				rest, viaNpx := strings.CutPrefix(started, "npx -y crosscode-mcp")
+				rest, direct := strings.CutPrefix(rest, "crosscode-mcp")
+				if !ok || !(viaNpx || direct) {
+					t.Fatalf("unexpected %s command %q", args[0], line)
 				}
 				fs := flag.NewFlagSet("x", flag.ContinueOnError)
 				fs.SetOutput(io.Discard)
 				serverFlags(fs)
-				if err := fs.Parse(shellWords(line[i+len("-- crosscode-mcp"):])); err != nil {
+				if err := fs.Parse(shellWords(rest)); err != nil {
 					t.Fatalf("the server would refuse its flags: %v", err)
+				}
+			case args[0] == "npx":
+				// npx -y crosscode-mcp ARGS runs the binary with ARGS
+				// (internal/npmtest tests the launcher from its packages).
+				if len(args) < 3 || args[1] != "-y" || args[2] != "crosscode-mcp" {
+					t.Fatalf("unexpected npx command %q", line)
+				}
+				if out, err := run(t, gitRepo(t), append([]string{"crosscode-mcp"}, args[3:]...), 90*time.Second); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			case strings.HasPrefix(line, "go install ") && strings.HasSuffix(line, "@latest"):
+				// Installing a published version needs the module proxy:
+				// check that the path is this module's command.
+				mod, _ := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+				first, _, _ := strings.Cut(string(mod), "\n")
+				pkg := strings.TrimSuffix(args[2], "@latest")
+				modPath := strings.TrimPrefix(first, "module ")
+				if rel, ok := strings.CutPrefix(pkg, modPath+"/"); !ok || !fileExists(filepath.Join("..", "..", rel, "main.go")) {
+					t.Fatalf("%s is not a command of module %s", pkg, modPath)
 				}
 			case args[0] != "crosscode-mcp":
 				t.Fatalf("the README runs %q: teach this test how to run it", line)
