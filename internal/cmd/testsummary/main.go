@@ -181,11 +181,11 @@ func (s *summary) endPackage(p *pkg, e event) {
 	if wine > 0 {
 		counts += fmt.Sprintf(" (%d under Wine)", wine)
 	}
-	elapsed := (time.Duration(e.Elapsed*1000) * time.Millisecond).String()
+	elapsed := fmt.Sprintf("%.1fs", e.Elapsed)
 	if e.FailedBuild != "" {
 		elapsed, counts = "-", "build failed"
 	}
-	fmt.Fprintf(s.out, "%s %-50s %8s  %s\n", status, p.name, elapsed, counts)
+	fmt.Fprintf(s.out, "%s %-60s %7s  %s\n", status, p.name, elapsed, counts)
 	if e.Action != "fail" {
 		return
 	}
