@@ -124,16 +124,25 @@ func (s *summary) line(l string) {
 // fileLine is the "name_test.go:12: " that starts a t.Log or t.Skip line.
 var fileLine = regexp.MustCompile(`^\s*[^\s:]+\.go:\d+: `)
 
-// skipReason is the first line a skipped test wrote, without its file:line.
+// skipReason is the message a skipped test logged last (t.Skip's, after any
+// t.Log), its first line without its file:line; else its first line.
 func skipReason(output []string) string {
+	reason := ""
 	for _, o := range output {
-		l := strings.TrimSpace(o)
-		if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- ") {
+		l := strings.TrimRight(o, "\n")
+		if fileLine.MatchString(l) {
+			reason = fileLine.ReplaceAllString(l, "")
 			continue
 		}
-		return fileLine.ReplaceAllString(strings.TrimRight(o, "\n"), "")
+		t := strings.TrimSpace(l)
+		if reason == "" && t != "" && !strings.HasPrefix(t, "=== ") && !strings.HasPrefix(t, "--- ") {
+			reason = t
+		}
 	}
-	return "(no reason given)"
+	if reason == "" {
+		return "(no reason given)"
+	}
+	return reason
 }
 
 func (s *summary) endPackage(p *pkg, e event) {

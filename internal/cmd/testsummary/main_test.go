@@ -93,4 +93,10 @@ func TestSkipReason(t *testing.T) {
 			t.Errorf("skipReason(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// A t.Log before the t.Skip, and a skip message of two lines.
+	out := []string{"=== RUN   T\n", "    x_test.go:3: 402 acknowledged\n",
+		"    x_test.go:9: under Wine: why\n", "        and more\n", "--- SKIP: T (0.00s)\n"}
+	if got := skipReason(out); got != "under Wine: why" {
+		t.Errorf("skipReason after a t.Log = %q, want %q", got, "under Wine: why")
+	}
 }
