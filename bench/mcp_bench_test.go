@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -27,8 +28,13 @@ var (
 	buildErr  error
 )
 
-// binary builds crosscode-mcp once per benchmark run.
+// binary builds crosscode-mcp once per benchmark run, or is
+// $CROSSCODE_BENCH_BINARY (a binary built beforehand: the Windows one,
+// when these run under Wine, where there is no go command).
 func binary(b *testing.B) string {
+	if p := os.Getenv("CROSSCODE_BENCH_BINARY"); p != "" {
+		return p
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "crosscode-bench-bin")
 		if err != nil {
@@ -47,9 +53,14 @@ func binary(b *testing.B) string {
 	return binPath
 }
 
+// benchRepo is a fresh repository; where git cannot run (under Wine), a
+// plain folder, whose local state the server keeps in the user cache dir.
 func benchRepo(b *testing.B) string {
 	dir := filepath.Join(b.TempDir(), "mygame")
 	os.MkdirAll(dir, 0o755)
+	if sysdeps.UnderWine() {
+		return dir
+	}
 	cmd := exec.Command("git", "init", "-q", dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("git init: %v %s", err, out)
