@@ -180,7 +180,18 @@ func cmpFloat(a, b float64) int {
 }
 
 // ms formats a t in milliseconds for a label.
-func ms(t float64) string { return strconv.FormatFloat(t, 'f', -1, 64) + "ms" }
+func ms(t float64) string { return FormatMs(t) }
+
+// FormatMs formats a time in milliseconds for a person, to a tenth of a
+// millisecond and without float noise: 521.6300000000002 is "521.6ms",
+// 500 is "500ms".
+func FormatMs(t float64) string {
+	r := math.Round(t*10) / 10
+	if r == 0 {
+		r = 0 // not "-0ms"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64) + "ms"
+}
 
 // seconds formats a t for a contact sheet label.
 func seconds(t float64) string { return strconv.FormatFloat(t/1000, 'f', 1, 64) + " s" }
@@ -522,7 +533,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		d.MaxDiff, d.MaxCell = max(d.MaxDiff, diff), max(d.MaxCell, cell)
 		if diff > opt.Threshold || cell > opt.CellThreshold {
 			d.Identical = false
-			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, sim, diff, cell
+			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, math.Round(sim*1000)/1000, diff, cell // t x timeScale, less its float noise
 			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
 				d.Event = sanitize.Line(e.Event, 120)
 			}

@@ -283,3 +283,28 @@ func TestCompareFrames(t *testing.T) {
 		t.Fatal("the recording's signatures were not kept")
 	}
 }
+
+// TestFormatMs: labels and sentences show times without float noise (a
+// replay at timeScale 0.5 has t = simT / 0.5, often 521.6300000000002).
+func TestFormatMs(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want string
+	}{
+		{521.6300000000002, "521.6ms"},
+		{103.32000000000008, "103.3ms"},
+		{51.66000000000004, "51.7ms"},
+		{500, "500ms"},
+		{0, "0ms"},
+		{-0.01, "0ms"},
+		{0.05, "0.1ms"},
+		{1e9 + 0.25, "1000000000.3ms"},
+	} {
+		if got := FormatMs(c.in); got != c.want {
+			t.Errorf("FormatMs(%v) = %q, want %q", c.in, got, c.want)
+		}
+		if got := ms(c.in); got != c.want {
+			t.Errorf("ms(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 					switch {
 					case vd.Picture() != nil:
 						ps.add(vd.Picture())
-						out.Next += fmt.Sprintf(" The picture differs from the recording's at t=%gms (simulation %gms; %.1f%% of it changed, one area by %.0f%%): see the side-by-side image.", vd.T, vd.SimT, 100*vd.Diff, 100*vd.Cell)
+						out.Next += fmt.Sprintf(" The picture differs from the recording's at t=%s (simulation %s; %.1f%% of it changed, one area by %.0f%%): see the side-by-side image.", cappy.FormatMs(vd.T), cappy.FormatMs(vd.SimT), 100*vd.Diff, 100*vd.Cell)
 					case vd.Identical:
 						out.Next += fmt.Sprintf(" Its %d compared frames look the same as the recording's.", vd.Compared)
 					}
