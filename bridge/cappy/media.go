@@ -405,7 +405,9 @@ type VisualDivergence struct {
 	// Identical is true when every compared pair is under the threshold.
 	Identical bool `json:"identical"`
 	// Compared counts the frame pairs compared; Unpaired the replay's frames
-	// with no recording frame within MaxSkewMs of simulation time.
+	// not compared: with no recording frame within MaxSkewMs of simulation
+	// time, or whose nearest one is nearer another replay frame (which is
+	// compared with it).
 	Compared  int     `json:"compared"`
 	Unpaired  int     `json:"unpaired,omitempty"`
 	Threshold float64 `json:"threshold" jsonschema_description:"Of diff: the share of the picture that changed."`
@@ -450,9 +452,13 @@ type VisualOptions struct {
 }
 
 // CompareFrames compares a replay's frames with its recording's at the
-// same simulation time: each side's t times its own timeScale. Frames
-// with equal bytes are equal without decoding; others are compared by
-// visual signature (computed once per frame and kept).
+// same simulation time: each side's t times its own timeScale. A replay
+// frame is paired with the recording frame nearest it, within MaxSkewMs,
+// unless another replay frame is nearer that one: a game that shows fixed
+// ticks has frames of the very same tick on both sides, and a frame one
+// tick away, beside them, shows the world moved on, not a divergence.
+// Frames with equal bytes are equal without decoding; others are compared
+// by visual signature (computed once per frame and kept).
 func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o *VisualOptions) (*VisualDivergence, error) {
 	var opt VisualOptions
 	if o != nil {
@@ -502,8 +508,16 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 	next := s.framePager(ctx, recording)
 	a, aok := next()
 	var before *store.CaptureFrame // the recording frame before a
-	for f := range s.framePagerSeq(ctx, replay) {
+	nextRep := s.framePager(ctx, replay)
+	g, gok := nextRep()
+	var last float64 // the simulation time of the replay frame before f
+	hasLast := false
+	for gok {
+		f := g
+		g, gok = nextRep() // the replay frame after f
 		sim := f.T * repScale
+		prevSim, hasPrev := last, hasLast
+		last, hasLast = sim, true
 		// Move along the recording to the frames around sim.
 		for aok && a.T*recScale < sim {
 			cp := a
@@ -518,6 +532,12 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 			best = before
 		}
 		if best == nil || math.Abs(best.T*recScale-sim) > opt.MaxSkewMs {
+			d.Unpaired++
+			continue
+		}
+		// The replay frames nearest best are f's neighbours: one of them
+		// nearer best is compared with it instead.
+		if skew := math.Abs(best.T*recScale - sim); (hasPrev && math.Abs(best.T*recScale-prevSim) < skew) || (gok && math.Abs(best.T*recScale-g.T*repScale) < skew) {
 			d.Unpaired++
 			continue
 		}
@@ -590,17 +610,6 @@ func (s *Service) framePager(ctx context.Context, op string) func() (store.Captu
 		f := page[0]
 		page = page[1:]
 		return f, true
-	}
-}
-
-func (s *Service) framePagerSeq(ctx context.Context, op string) iter.Seq[store.CaptureFrame] {
-	return func(yield func(store.CaptureFrame) bool) {
-		next := s.framePager(ctx, op)
-		for f, ok := next(); ok; f, ok = next() {
-			if !yield(f) {
-				return
-			}
-		}
 	}
 }
 

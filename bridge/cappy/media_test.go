@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -271,6 +272,25 @@ func TestCompareFrames(t *testing.T) {
 	d, err = s.CompareFrames(ctx, recBox, moved, nil)
 	if err != nil || d.Identical || d.T != 1500 || d.Diff > d.Threshold || d.Cell <= d.CellThreshold {
 		t.Fatalf("moved sprite: %+v %v", d, err)
+	}
+	// A game of fixed ticks: the recording has an extra frame at 900 (an
+	// event's), the half-speed replay one at 890 too, 10 ms before its own
+	// frame at 900, and showing the world moved on from there. The 900s are
+	// compared with each other; 890 is not compared with the recording's
+	// 900 (within maxSkewMs, but another replay frame is nearer it).
+	ticks := []shot{{0, palette[0], 0}, {500, palette[1], 0}, {900, palette[2], 0}, {1000, palette[3], 0}}
+	recTicks := scriptedRun(t, e, a, nil, ticks, 90, ev)
+	half := []shot{{0, palette[0], 0}, {1000, palette[1], 0}, {1780, palette[5], 0}, {1800, palette[2], 0}, {2000, palette[3], 0}}
+	d, err = s.CompareFrames(ctx, recTicks, scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, half, 90, ev), nil)
+	if err != nil || !d.Identical || d.Compared != 4 || d.Unpaired != 1 {
+		t.Fatalf("a frame beside the same tick: %+v %v", d, err)
+	}
+	// Without the replay's frame at 900, its 890 is the nearest, and its
+	// picture differs.
+	half = slices.Delete(half, 3, 4)
+	d, err = s.CompareFrames(ctx, recTicks, scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, half, 90, ev), nil)
+	if err != nil || d.Identical || d.Compared != 3 || d.T != 1780 || d.RecordingT != 900 || d.SimT != 890 {
+		t.Fatalf("the nearest frame within maxSkewMs: %+v %v", d, err)
 	}
 	// Another camera: pictures are not compared.
 	cam := scriptedRun(t, e, a, protocol.Presentation{"camera": "overview"}, fight(500), 90, ev)
