@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/crosscode/crosscode-mcp/internal/scratch"
 )
 
 // Browsers are the programs looked for on PATH when game.browser is not
@@ -81,8 +83,13 @@ type BrowserLauncher struct {
 	MaxLogBytes int64
 	// Allow allows an Origin on the controller for this launch; the
 	// returned func withdraws it.
-	Allow  func(origin string) (withdraw func())
-	Logger *slog.Logger
+	Allow func(origin string) (withdraw func())
+	// TempDir is where each launch gets a directory of its own for the
+	// browser's profile and temporary files (its TMPDIR), removed when the
+	// browser exits, or by the next launch after a crash or a kill -9
+	// (default os.TempDir()).
+	TempDir string
+	Logger  *slog.Logger
 
 	mu       sync.Mutex
 	log      *cappedLog
@@ -95,7 +102,7 @@ type BrowserLauncher struct {
 
 // browserRun is one launch of the browser.
 type browserRun struct {
-	cancel  func()        // ends the browser: kills it, waits, removes its profile
+	cancel  func()        // ends the browser: kills it, waits, removes its profile and temp dir
 	exited  chan struct{} // closed when the browser or its page died
 	why     string        // why, written before exited closes
 	pid     int
@@ -167,10 +174,24 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	}
 	b.logf("--- %s: launching %s at %s", time.Now().Format(time.RFC3339), exe, pageURL)
 
-	opts := ChromiumOptions(exe, b.Headed, b.Logger)
+	scr, err := scratch.New(b.TempDir, "crosscode-browser-", removeSingletonDir)
+	if err != nil {
+		return fmt.Errorf("launch browser: %w", err)
+	}
+	opts := append(ChromiumOptions(exe, b.Headed, b.Logger), browserDirs(scr.Path())...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	tctx, tcancel := chromedp.NewContext(actx)
-	run := &browserRun{cancel: func() { tcancel(); acancel() }, exited: make(chan struct{}), page: pageURL}
+	var ended sync.Once
+	run := &browserRun{cancel: func() {
+		tcancel()
+		acancel() // waits for the browser to exit
+		ended.Do(func() {
+			removeSingletonDir(scr.Path())
+			if err := scr.Remove(); err != nil {
+				b.Logger.Warn("remove the browser's profile", "error", err)
+			}
+		})
+	}, exited: make(chan struct{}), page: pageURL}
 	var once sync.Once
 	died := func(why string) {
 		once.Do(func() {
@@ -220,8 +241,40 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	return nil
 }
 
+// browserDirs puts the browser's profile in dir/profile and, when the
+// environment names none, its runtime dir in dir/run (PulseAudio makes
+// one in the temp dir otherwise, and leaves it there).
+func browserDirs(dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{chromedp.UserDataDir(filepath.Join(dir, "profile"))}
+	if os.Getenv("XDG_RUNTIME_DIR") == "" {
+		run := filepath.Join(dir, "run")
+		if os.Mkdir(run, 0o700) == nil {
+			opts = append(opts, chromedp.Env("XDG_RUNTIME_DIR="+run))
+		}
+	}
+	return opts
+}
+
+// removeSingletonDir removes the directory of the socket by which
+// Chromium keeps to one process per profile (in a launch's dir): Chromium
+// makes it in the temp dir (a short path, as a socket's must be), links it
+// from the profile, and leaves it there when it is killed. (The browser's
+// TMPDIR is not moved into the launch's dir for this reason.)
+func removeSingletonDir(dir string) {
+	target, err := os.Readlink(filepath.Join(dir, "profile", "SingletonSocket"))
+	if err != nil {
+		return
+	}
+	sock := filepath.Dir(target)
+	name := filepath.Base(sock)
+	ours := strings.HasPrefix(name, "org.chromium.") || strings.HasPrefix(name, "com.google.") || strings.HasPrefix(name, "com.microsoft.")
+	if ours && filepath.Dir(sock) == filepath.Clean(os.TempDir()) {
+		os.RemoveAll(sock)
+	}
+}
+
 // ChromiumOptions are the browser's flags: a fresh profile (chromedp's
-// temporary one), headless unless headed, what a closed network needs
+// temporary one, unless the options add UserDataDir), headless unless headed, what a closed network needs
 // (no background networking, component updates, sync or first-run
 // dialogs), no sandbox only as root (where Chromium refuses it), software
 // WebGL, and its own output to log at debug level.

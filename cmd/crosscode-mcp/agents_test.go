@@ -79,6 +79,7 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	t.Helper()
 	a := &agent{t: t, name: name, stderr: &syncBuffer{}}
 	env := append(os.Environ(), mainEnv+"=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_SESSION_REF=", "CLAUDE_CODE_SESSION_ID=")
+	env = append(env, tempEnv(t)...)
 	env = append(env, o.env...)
 	var mu sync.Mutex
 	c, err := mcpclient.NewStdioMCPClientWithOptions(os.Args[0], env, o.args,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/scratch"
 	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -71,11 +72,13 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer caps.Close()
-	videos, err := os.MkdirTemp("", "crosscode-dashboard-videos-")
+	// Videos are made on demand into a temp dir of this run's own (the
+	// next run removes it if this one is killed before it can).
+	videos, err := scratch.New("", "crosscode-dashboard-videos-", nil)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(videos)
+	defer videos.Remove()
 
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -83,7 +86,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	gate := dashboard.NewLocal(workspace, l.Addr().(*net.TCPAddr).Port)
 	dash := dashboard.New(&dashboard.Options{
-		Captures: caps, FrameDir: filepath.Join(captureDir, "frames"), VideoDir: videos, MediaDir: filepath.Join(captureDir, "media"),
+		Captures: caps, FrameDir: filepath.Join(captureDir, "frames"), VideoDir: videos.Path(), MediaDir: filepath.Join(captureDir, "media"),
 		Denials: dashboard.ProjectedDenials{Store: st}, Session: gate.Session, Logger: log,
 	})
 	srv := hub.New(hub.Config{Store: st, Logger: log, Routes: dash.Routes, Authenticate: gate.Authenticate, Wrap: gate.Wrap,

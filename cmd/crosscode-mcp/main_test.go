@@ -67,8 +67,21 @@ func command(t *testing.T, args ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), mainEnv+"=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "xdg"),
 		"USERPROFILE="+home, "LOCALAPPDATA="+filepath.Join(home, "local"), "APPDATA="+filepath.Join(home, "roaming"), // Windows
 		"CROSSCODE_HUB_DATA=", "CROSSCODE_HUB_DB=")
+	cmd.Env = append(cmd.Env, tempEnv(t)...)
 	stoppable(cmd)
 	return cmd
+}
+
+// tempEnv gives a process started by the test a temp dir of its own, which
+// the test removes: a process the test kills (and its browser) leaves what
+// it had there.
+func tempEnv(t *testing.T) []string {
+	t.Helper()
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}
 }
 
 // runCLI runs the command to its end and returns stdout, stderr and the exit status.

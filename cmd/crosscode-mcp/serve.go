@@ -14,6 +14,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/scratch"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -70,14 +71,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The dashboard's denials come from a mirror of the log with
 	// projections: a cache rebuilt by each run (so it never outgrows the
 	// log's retention for long), in the data dir, or a temp dir of this
-	// instance's own when the state is in PostgreSQL.
+	// instance's own when the state is in PostgreSQL (several instances
+	// may run on one machine; the next to start removes the cache of one
+	// killed before it could).
 	cache := filepath.Join(*data, "dashboard-cache")
 	if *db != "" {
-		if cache, err = os.MkdirTemp("", "crosscode-dashboard-"); err != nil {
+		scr, err := scratch.New("", "crosscode-dashboard-cache-", nil)
+		if err != nil {
 			return fmt.Errorf("dashboard cache: %w", err)
 		}
-	}
-	if err := os.RemoveAll(cache); err != nil {
+		defer scr.Remove()
+		cache = scr.Path()
+	} else if err := os.RemoveAll(cache); err != nil {
 		return fmt.Errorf("dashboard cache: %w", err)
 	}
 	defer os.RemoveAll(cache)

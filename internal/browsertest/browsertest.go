@@ -67,7 +67,19 @@ func New(t testing.TB, width, height int64) *Browser {
 	// with a fresh profile.
 	var ctx context.Context
 	for try := 1; ; try++ {
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		// A fresh profile, and a runtime dir of its own (PulseAudio makes
+		// one in the temp dir otherwise, and leaves it).
+		dir := t.TempDir()
+		profile, run := filepath.Join(dir, "profile"), filepath.Join(dir, "run")
+		if err := os.Mkdir(run, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		actx, cancelAlloc0 := chromedp.NewExecAllocator(context.Background(), append(opts,
+			chromedp.UserDataDir(profile), chromedp.Env("XDG_RUNTIME_DIR="+run))...)
+		cancelAlloc := func() {
+			cancelAlloc0() // waits for the browser to exit
+			removeSingletonDir(profile)
+		}
 		var cancel context.CancelFunc
 		ctx, cancel = chromedp.NewContext(actx)
 		// The first Run starts the browser; it must not carry a timeout.
@@ -99,6 +111,20 @@ func New(t testing.TB, width, height int64) *Browser {
 		}
 	}()
 	return b
+}
+
+// removeSingletonDir removes the directory of the socket by which
+// Chromium keeps to one process per profile: Chromium makes it in the temp
+// dir, links it from the profile, and leaves it there when it is killed
+// (as chromedp ends it).
+func removeSingletonDir(profile string) {
+	target, err := os.Readlink(filepath.Join(profile, "SingletonSocket"))
+	if err != nil {
+		return
+	}
+	if sock := filepath.Dir(target); filepath.Dir(sock) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(sock), "org.chromium.") {
+		os.RemoveAll(sock)
+	}
 }
 
 // Do runs steps within d.
