@@ -135,6 +135,12 @@ export class Op {
   drain(maxBytes?: number): Promise<void>;
   /** Asks for an extra frame now, named by reason. */
   frame(reason?: string): void;
+  /**
+   * Whether the next drawn() reads a frame at presented t (default now()):
+   * a fixed-tick game stops stepping while it is true, so each frame shows
+   * the tick of its t, the same at any timeScale and frame rate.
+   */
+  frameDue(t?: number): boolean;
 }
 
 /** What a recording returns: its data (and format), kept by the controller as an inline replay. */

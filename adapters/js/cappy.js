@@ -412,6 +412,17 @@ export class Op {
   /** Asks for an extra frame now (frames only), named by reason (e.g. an event). */
   frame(reason) { this.#session.extraFrame(this, reason); }
 
+  /**
+   * Whether the next drawn() would read a frame at presented time t
+   * (default now()): frames were asked and one is due at t, or an extra
+   * one was asked with frame(). A game whose simulation steps in fixed
+   * ticks asks it before each step and, when it is true, stops stepping
+   * until the frame is drawn: the frame then shows exactly the tick of t,
+   * so a recording and its replay at another timeScale show the same tick
+   * at the same simulation time, whatever each one's frame rate.
+   */
+  frameDue(t) { return this.#session.frameDue(this, t === undefined ? this.now() : t); }
+
   /** @internal */ _stop() { if (!this.#stopped) { this.#stopped = true; this.#stop(); } }
   /** @internal */ _abort(reason) { this.#abort.abort(reason); this._stop(); }
   /** @internal */ _finish() { if (!this.#finished) { this.#finished = true; this.#done(); } }
@@ -901,6 +912,9 @@ export class Cappy {
 
   /** @internal */
   extraFrame(op, reason) { if (this.#frames?.op === op) this.#frames.extra(reason); }
+
+  /** @internal */
+  frameDue(op, t) { return this.#frames?.op === op && this.#frames.due(t); }
 }
 
 /**
@@ -922,6 +936,8 @@ class FrameStream {
     this.inFlight = 0;
     this.dropped = 0;
     this.wantExtra = null;
+    this.tokens = 1; // the extras' allowance: fps a second of presented time, one at a time
+    this.tokensT = 0;
     this.timer = null;
     this.stopped = false;
     if (source.capture) {
@@ -936,22 +952,39 @@ class FrameStream {
 
   extra(reason) {
     const t = this.op.now();
-    if (t - this.lastSent < this.interval / 2) return; // within twice the asked rate
+    // Extras have an allowance of their own beside the due frames (as in
+    // the Go library), so the due frames and the extras together stay
+    // within twice the asked rate. It does not depend on when the last due
+    // frame was sent: a replay at another timeScale takes the extras of
+    // its recording's events too.
+    this.tokens = Math.min(1, this.tokens + Math.max(0, t - this.tokensT) * this.req.fps / 1000);
+    this.tokensT = Math.max(this.tokensT, t);
+    if (this.tokens < 1 - 1e-9) return;
+    this.tokens -= 1;
     if (this.source.capture) this.capture(reason);
     else this.wantExtra = reason || 'extra';
+  }
+
+  /** Whether drawn() at presented t would read a frame (a due one, or an asked extra). */
+  due(t) {
+    if (this.stopped || this.op.closed || this.source.capture) return false;
+    return this.wantExtra !== null || t >= this.next;
   }
 
   drawn() {
     if (this.stopped || this.op.closed) return;
     const t = this.op.now();
-    if (this.wantExtra !== null) { const r = this.wantExtra; this.wantExtra = null; this.capture(r); return; }
-    if (t >= this.next) this.capture();
+    const extra = this.wantExtra;
+    this.wantExtra = null;
+    // One frame serves an extra and a due one drawn at the same moment.
+    if (extra !== null || t >= this.next) this.capture(extra ?? undefined, t >= this.next);
   }
 
-  capture(reason) {
+  /** Reads a frame now: reason names an extra one; due moves the schedule on. */
+  capture(reason, due = !reason) {
     if (this.stopped || this.op.closed) return;
     const t = this.op.now();
-    if (!reason) this.next = Math.max(this.next + this.interval, t);
+    if (due) this.next = Math.max(this.next + this.interval, t);
     if (this.inFlight >= 2) { this.dropped++; return; } // the encoder is behind: never slow the game
     this.inFlight++;
     let encoded;

@@ -330,6 +330,32 @@ test('frames: captured at the asked rate on the operation\'s clock, stored, and 
   assert.equal(n, before);
 });
 
+test('frameDue: a canvas game draws each due frame, and each asked extra, before it steps on', async () => {
+  const g = newGame();
+  g.cappy.frames({ width: 0, height: 0 }); // a canvas that has nothing drawn yet: no frame is sent
+  await connected(g);
+  const seen = [];
+  g.cappy.scenario('ticks', {}, async (op) => {
+    seen.push(op.frameDue(0)); // the first frame is due at once
+    g.cappy.drawn(); // the game drew it: read now
+    seen.push(op.frameDue(100), op.frameDue(250)); // fps 4: the next is due at 250 ms
+    op.frame('HIT'); // an extra, asked at an event
+    seen.push(op.frameDue(100));
+    g.cappy.drawn();
+    seen.push(op.frameDue(100));
+    op.frame('HIT'); // a second extra at once: over its allowance
+    seen.push(op.frameDue(100));
+  });
+  await waitFor('the registry', async () => (await ctl.call('list_scenarios')).scenarios.some((s) => s.id === 'ticks'));
+  const run = await ctl.call('run_scenario', { scenario: 'ticks', frames: 4 });
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.deepEqual(seen, [true, false, true, true, false, false]);
+  // Without frames asked, no frame is ever due.
+  seen.length = 0;
+  assert.equal((await ctl.call('run_scenario', { scenario: 'ticks', frames: 0 })).status, 'completed');
+  assert.deepEqual(seen, [false, false, false, false, false, false]);
+});
+
 test('reconnect: with reconnect on, a lost connection is made again, and an operation runs after it', async () => {
   // A TCP proxy in front of the controller: closing its sockets is a
   // lost connection to the adapter.
