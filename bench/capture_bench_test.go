@@ -8,9 +8,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -27,7 +27,7 @@ func BenchmarkCaptureStream(b *testing.B) {
 	events := func(b *testing.B) int { return min(max(b.N, 1000), 1_000_000) }
 	b.Run("bare", func(b *testing.B) {
 		n := events(b)
-		ctrl, err := adaptertest.NewController()
+		ctrl, err := cappytest.NewController()
 		if err != nil {
 			b.Fatal(err)
 		}

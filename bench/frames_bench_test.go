@@ -14,8 +14,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
@@ -25,7 +25,7 @@ const stressEvents = 20000
 // stored by the real controller in its SQLite store, from the Godot addon
 // (the arena, headless, in the real engine) and, in the same run, from the
 // demo game on the Go adapter library; "godot-bare" is the addon streaming
-// to a bare read loop that only reads frames (adaptertest), which bounds
+// to a bare read loop that only reads frames (cappytest), which bounds
 // what the addon itself can send.
 func BenchmarkEventsThroughController(b *testing.B) {
 	g := sysdeps.NeedGodot(b)

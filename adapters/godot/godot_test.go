@@ -1,7 +1,7 @@
 // Package godot_test tests the Cappy addon for Godot 4
 // (adapters/godot/addons/cappy) in the real engine: Godot 4.6 from Debian
 // unstable, run in the tree scripts/godot-tree builds, against a
-// scriptable controller (adaptertest) and the real one (bridge/cappy).
+// scriptable controller (cappytest) and the real one (bridge/cappy).
 package godot_test
 
 import (
@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -60,7 +60,7 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 
 // connect starts the arena against a scriptable controller and shakes
 // hands.
-func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*adaptertest.Peer, *protocol.Hello, *protocol.Scenarios) {
+func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
 	ctrl := scripted(t)
@@ -83,14 +83,14 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func send(t *testing.T, ctx context.Context, p *adaptertest.Peer, msgs ...any) {
+func send(t *testing.T, ctx context.Context, p *cappytest.Peer, msgs ...any) {
 	t.Helper()
 	if err := p.Send(ctx, msgs...); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func expect(t *testing.T, ctx context.Context, p *adaptertest.Peer, typ, op string) *protocol.AdapterMessage {
+func expect(t *testing.T, ctx context.Context, p *cappytest.Peer, typ, op string) *protocol.AdapterMessage {
 	t.Helper()
 	m, err := p.Expect(ctx, typ, op)
 	if err != nil {
@@ -100,7 +100,7 @@ func expect(t *testing.T, ctx context.Context, p *adaptertest.Peer, typ, op stri
 }
 
 // expectFailed reads a failed for op and checks its code.
-func expectFailed(t *testing.T, ctx context.Context, p *adaptertest.Peer, op, code string) *protocol.Failed {
+func expectFailed(t *testing.T, ctx context.Context, p *cappytest.Peer, op, code string) *protocol.Failed {
 	t.Helper()
 	m := expect(t, ctx, p, "failed", op)
 	if m.Failed.Code != code {
@@ -118,7 +118,7 @@ func stop(op string) protocol.OpMessage   { return protocol.OpMessage{Type: "sto
 func cancel(op string) protocol.OpMessage { return protocol.OpMessage{Type: "cancel", Op: op} }
 
 // run prepares and runs a scenario to its end.
-func run(t *testing.T, ctx context.Context, p *adaptertest.Peer, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+func run(t *testing.T, ctx context.Context, p *cappytest.Peer, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
 	t.Helper()
 	send(t, ctx, p, prepare(op, scenario, params, pres))
 	expect(t, ctx, p, "ready", op)
@@ -167,7 +167,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 		t.Fatalf("a headless Godot advertises frames: %v", hello.Capabilities)
 	}
 	// welcome, list_scenarios and a prepare in one read.
-	send(t, ctx, peer, adaptertest.Welcome(), protocol.ListScenarios{Type: "list_scenarios"},
+	send(t, ctx, peer, cappytest.Welcome(), protocol.ListScenarios{Type: "list_scenarios"},
 		prepare("op1", "boss_fight", map[string]any{"difficulty": 1, "hero": "mage"}, nil))
 	first := expect(t, ctx, peer, "scenarios", "").Scenarios
 	second := expect(t, ctx, peer, "scenarios", "").Scenarios
@@ -325,7 +325,7 @@ func TestArenaFailuresAndSlowFrames(t *testing.T) {
 
 // record runs a freeform recording (the autopilot plays) for about d and
 // returns its events and its completed.
-func record(t *testing.T, ctx context.Context, peer *adaptertest.Peer, op string, d time.Duration) ([]protocol.Event, *protocol.Completed) {
+func record(t *testing.T, ctx context.Context, peer *cappytest.Peer, op string, d time.Duration) ([]protocol.Event, *protocol.Completed) {
 	t.Helper()
 	send(t, ctx, peer, protocol.RecordStart{Type: "record_start", Op: op})
 	expect(t, ctx, peer, "started", op)
@@ -342,7 +342,7 @@ func record(t *testing.T, ctx context.Context, peer *adaptertest.Peer, op string
 }
 
 // replay plays a replay to its end.
-func replay(t *testing.T, ctx context.Context, peer *adaptertest.Peer, op string, r *protocol.ReplayPayload, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+func replay(t *testing.T, ctx context.Context, peer *cappytest.Peer, op string, r *protocol.ReplayPayload, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
 	t.Helper()
 	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: op, Replay: r, Presentation: pres})
 	expect(t, ctx, peer, "ready", op)
@@ -571,7 +571,7 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 	ctrl := scripted(t)
 	dir := project(t, g, "adapters/godot/testdata/probe")
 	games := []*game{launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil), launch(t, g, dir, ctrl.Endpoint, ctrl.Token, nil)}
-	var peers []*adaptertest.Peer
+	var peers []*cappytest.Peer
 	for range games {
 		p, err := ctrl.Accept(ctx)
 		if err != nil {
@@ -671,9 +671,9 @@ func TestGameQuitsWithTheController(t *testing.T) {
 }
 
 // scripted is a scripted Cappy controller, closed when the test ends.
-func scripted(t testing.TB) *adaptertest.Controller {
+func scripted(t testing.TB) *cappytest.Controller {
 	t.Helper()
-	ctrl, err := adaptertest.NewController()
+	ctrl, err := cappytest.NewController()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 )
 
@@ -50,8 +50,8 @@ func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	log := newLogger(stderr, *verbose)
 	log.Info("demo-game: connecting", "endpoint", endpoint, "game", demogame.GameID)
-	err := adapter.Run(ctx, game, &adapter.Options{Endpoint: endpoint, Token: token, Logger: log})
-	if err != nil { // a *adapter.RejectError names the controller's code
+	err := cappy.Run(ctx, game, &cappy.Options{Endpoint: endpoint, Token: token, Logger: log})
+	if err != nil { // a *cappy.RejectError names the controller's code
 		return fmt.Errorf("demo-game: %w", err)
 	}
 	fmt.Fprintln(stdout, "demo-game: disconnected")

@@ -1,5 +1,5 @@
 // Package demogame is Demo Arena, a small deterministic simulated game that
-// implements adapter.Game: for tests, the README quickstart and
+// implements cappy.Game: for tests, the README quickstart and
 // `crosscode-mcp demo`.
 //
 // The simulation advances in fixed 50 ms ticks, driven by a PCG generator
@@ -27,7 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -63,12 +63,12 @@ type Game struct {
 // New returns a Demo Arena game with default settings.
 func New() *Game { return &Game{} }
 
-var _ adapter.Game = (*Game)(nil)
-var _ adapter.Validator = (*Game)(nil)
+var _ cappy.Game = (*Game)(nil)
+var _ cappy.Validator = (*Game)(nil)
 
-// Info implements adapter.Game.
-func (g *Game) Info() adapter.Info {
-	return adapter.Info{
+// Info implements cappy.Game.
+func (g *Game) Info() cappy.Info {
+	return cappy.Info{
 		Adapter: protocol.NameVersion{Name: "crosscode-demogame", Version: Version},
 		Game:    protocol.GameInfo{ID: GameID, Name: GameName},
 		Build:   "demo-arena " + Version,
@@ -113,7 +113,7 @@ var scenarios = []protocol.Scenario{
 	},
 }
 
-// Scenarios implements adapter.Game.
+// Scenarios implements cappy.Game.
 func (g *Game) Scenarios() []protocol.Scenario { return slices.Clone(scenarios) }
 
 func findScenario(id string) *protocol.Scenario {
@@ -132,7 +132,7 @@ type presentation struct {
 }
 
 // parsePresentation checks p as the adapter and the controller do
-// (protocol's Presentation.Check, an *adapter.Failure), for calls that did
+// (protocol's Presentation.Check, an *cappy.Failure), for calls that did
 // not come through them, then the camera name.
 func parsePresentation(p protocol.Presentation) (presentation, error) {
 	out := presentation{timeScale: p.TimeScale(), camera: Cameras[0]}
@@ -142,7 +142,7 @@ func parsePresentation(p protocol.Presentation) (presentation, error) {
 	if v, ok := p["camera"]; ok {
 		c := v.(string) // Check made sure
 		if !slices.Contains(Cameras, c) {
-			return out, adapter.Failf(protocol.CappyUnknownCamera, "no camera %q in Demo Arena (cameras: %v)", c, Cameras)
+			return out, cappy.Failf(protocol.CappyUnknownCamera, "no camera %q in Demo Arena (cameras: %v)", c, Cameras)
 		}
 		out.camera = c
 	}
@@ -152,7 +152,7 @@ func parsePresentation(p protocol.Presentation) (presentation, error) {
 func resolve(scenario string, params map[string]any) (map[string]any, error) {
 	sc := findScenario(scenario)
 	if sc == nil {
-		return nil, adapter.Failf(protocol.CappyScenarioNotFound, "Demo Arena has no scenario %q", scenario)
+		return nil, cappy.Failf(protocol.CappyScenarioNotFound, "Demo Arena has no scenario %q", scenario)
 	}
 	norm := make(map[string]any, len(params))
 	for k, v := range params {
@@ -160,7 +160,7 @@ func resolve(scenario string, params map[string]any) (map[string]any, error) {
 	}
 	out, err := protocol.ResolveParameters(sc, norm)
 	if err != nil {
-		return nil, adapter.Failf(protocol.CappyInvalidParameters, "%v", err)
+		return nil, cappy.Failf(protocol.CappyInvalidParameters, "%v", err)
 	}
 	return out, nil
 }
@@ -179,7 +179,7 @@ func normalize(v any) any {
 	return v
 }
 
-// ValidateScenario implements adapter.Validator: the scenario, its
+// ValidateScenario implements cappy.Validator: the scenario, its
 // parameters and the presentation (camera names), before ready.
 func (g *Game) ValidateScenario(scenario string, params map[string]any, p protocol.Presentation) error {
 	if _, err := resolve(scenario, params); err != nil {
@@ -189,7 +189,7 @@ func (g *Game) ValidateScenario(scenario string, params map[string]any, p protoc
 	return err
 }
 
-// ValidateReplay implements adapter.Validator: the replay's format and
+// ValidateReplay implements cappy.Validator: the replay's format and
 // content and the presentation, before ready. The decoded replay is kept
 // for the Replay of the same payload that follows.
 func (g *Game) ValidateReplay(r *protocol.ReplayPayload, p protocol.Presentation) error {
@@ -235,7 +235,7 @@ func seedOf(scenario string, params map[string]any) uint64 {
 }
 
 // emitter turns simulation events into op events at presented time.
-func emitter(op *adapter.Op, pr presentation) emitFunc {
+func emitter(op *cappy.Op, pr presentation) emitFunc {
 	return func(simT int64, name string, durMs int64, payload map[string]any) error {
 		var dur *float64
 		if durMs > 0 {
@@ -248,7 +248,7 @@ func emitter(op *adapter.Op, pr presentation) emitFunc {
 
 // finish reports a run's result as the op's summary (with its frame
 // counts when frames were asked), or its error.
-func finish(ctx context.Context, op *adapter.Op, err error, summary map[string]any) error {
+func finish(ctx context.Context, op *cappy.Op, err error, summary map[string]any) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -265,8 +265,8 @@ func finish(ctx context.Context, op *adapter.Op, err error, summary map[string]a
 	return op.SetSummary(summary)
 }
 
-// RunScenario implements adapter.Game.
-func (g *Game) RunScenario(ctx context.Context, op *adapter.Op, scenario string, params map[string]any, p protocol.Presentation) error {
+// RunScenario implements cappy.Game.
+func (g *Game) RunScenario(ctx context.Context, op *cappy.Op, scenario string, params map[string]any, p protocol.Presentation) error {
 	params, err := resolve(scenario, params)
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func (g *Game) RunScenario(ctx context.Context, op *adapter.Op, scenario string,
 		err := stress(ctx, op, n, pr.timeScale, g.pictures(op, pr, false))
 		return finish(ctx, op, err, map[string]any{"events": n, "simMs": n})
 	}
-	return adapter.Failf(protocol.CappyScenarioNotFound, "Demo Arena has no scenario %q", scenario)
+	return cappy.Failf(protocol.CappyScenarioNotFound, "Demo Arena has no scenario %q", scenario)
 }
 
 // speedrun runs the checkpoints of a route; it returns the run's time.
@@ -409,7 +409,7 @@ func speedrun(seed uint64, route, hero string, out emitFunc, pics *pictures) (in
 // json.RawMessage, no map or reflection per event. With pics, it hands a
 // cheap frame whenever one is due, dropping those the encoder has no time
 // for: the events never wait for pictures.
-func stress(ctx context.Context, op *adapter.Op, n int, timeScale float64, pics *pictures) error {
+func stress(ctx context.Context, op *cappy.Op, n int, timeScale float64, pics *pictures) error {
 	buf := make([]byte, 0, 48)
 	for i := range n {
 		if i&1023 == 0 && ctx.Err() != nil {
@@ -443,10 +443,10 @@ type recording struct {
 	Inputs string `json:"inputs"`
 }
 
-// Record implements adapter.Game: the freeform arena, with a random,
+// Record implements cappy.Game: the freeform arena, with a random,
 // seeded player making one input per tick (paced by RecordTick), until
 // stop. The replay holds the seed and the inputs.
-func (g *Game) Record(ctx context.Context, op *adapter.Op) (*protocol.ReplayPayload, error) {
+func (g *Game) Record(ctx context.Context, op *cappy.Op) (*protocol.ReplayPayload, error) {
 	seed := g.Seed
 	if seed == 0 {
 		h := fnv.New64a()
@@ -497,7 +497,7 @@ func (g *Game) replayPayload(op string, rec recording) (*protocol.ReplayPayload,
 		return nil, err
 	}
 	if len(data) <= protocol.MaxInlineReplayBytes {
-		return adapter.InlineReplay(data, Format), nil
+		return cappy.InlineReplay(data, Format), nil
 	}
 	dir := g.ReplayDir
 	if dir == "" {
@@ -528,41 +528,41 @@ const maxReplayFile = 64 << 20
 // decodeReplay checks and decodes a replay payload.
 func decodeReplay(r *protocol.ReplayPayload) (*recording, error) {
 	if r == nil {
-		return nil, adapter.Failf(protocol.CappyReplayInvalid, "no replay")
+		return nil, cappy.Failf(protocol.CappyReplayInvalid, "no replay")
 	}
 	if r.Format != "" && r.Format != Format {
-		return nil, adapter.Failf(protocol.CappyReplayUnsupported, "replay format %q is not %s", r.Format, Format)
+		return nil, cappy.Failf(protocol.CappyReplayUnsupported, "replay format %q is not %s", r.Format, Format)
 	}
-	data, err := adapter.ReadReplay(r, maxReplayFile)
+	data, err := cappy.ReadReplay(r, maxReplayFile)
 	if err != nil {
 		return nil, err
 	}
 	var rec recording
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, adapter.Failf(protocol.CappyReplayUnsupported, "not a %s replay: %v", Format, err)
+		return nil, cappy.Failf(protocol.CappyReplayUnsupported, "not a %s replay: %v", Format, err)
 	}
 	if rec.Format != Format {
-		return nil, adapter.Failf(protocol.CappyReplayUnsupported, "replay format %q is not %s", rec.Format, Format)
+		return nil, cappy.Failf(protocol.CappyReplayUnsupported, "replay format %q is not %s", rec.Format, Format)
 	}
 	switch {
 	case rec.TickMs != TickMs:
-		return nil, adapter.Failf(protocol.CappyReplayInvalid, "replay tick is %d ms, not %d", rec.TickMs, TickMs)
+		return nil, cappy.Failf(protocol.CappyReplayInvalid, "replay tick is %d ms, not %d", rec.TickMs, TickMs)
 	case heroTable[rec.Hero].hp == 0:
-		return nil, adapter.Failf(protocol.CappyReplayInvalid, "replay hero %q is unknown", rec.Hero)
+		return nil, cappy.Failf(protocol.CappyReplayInvalid, "replay hero %q is unknown", rec.Hero)
 	case rec.Ticks != len(rec.Inputs):
-		return nil, adapter.Failf(protocol.CappyReplayInvalid, "replay has %d inputs for %d ticks", len(rec.Inputs), rec.Ticks)
+		return nil, cappy.Failf(protocol.CappyReplayInvalid, "replay has %d inputs for %d ticks", len(rec.Inputs), rec.Ticks)
 	}
 	for i := 0; i < len(rec.Inputs); i++ {
 		if !validInput(rec.Inputs[i]) {
-			return nil, adapter.Failf(protocol.CappyReplayInvalid, "replay input %d is %q", i, rec.Inputs[i])
+			return nil, cappy.Failf(protocol.CappyReplayInvalid, "replay input %d is %q", i, rec.Inputs[i])
 		}
 	}
 	return &rec, nil
 }
 
-// Replay implements adapter.Game: the recording's simulation again, tick by
+// Replay implements cappy.Game: the recording's simulation again, tick by
 // tick, as fast as the events are taken; stop ends it early.
-func (g *Game) Replay(ctx context.Context, op *adapter.Op, r *protocol.ReplayPayload, p protocol.Presentation) error {
+func (g *Game) Replay(ctx context.Context, op *cappy.Op, r *protocol.ReplayPayload, p protocol.Presentation) error {
 	rec, err := g.replayOf(r)
 	if err != nil {
 		return err

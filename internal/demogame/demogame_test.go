@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -20,7 +20,7 @@ import (
 func run(t *testing.T, g *demogame.Game, scenario string, params map[string]any, p protocol.Presentation) ([]protocol.Event, map[string]any, error) {
 	t.Helper()
 	var evs []protocol.Event
-	op, _ := adapter.NewLocalOp(context.Background(), "op_test", func(e protocol.Event) error {
+	op, _ := cappy.NewLocalOp(context.Background(), "op_test", func(e protocol.Event) error {
 		evs = append(evs, e)
 		return nil
 	})
@@ -201,7 +201,7 @@ func TestCameras(t *testing.T) {
 		evs, _ := mustRun(t, g, "boss_intro", nil, protocol.Presentation{"camera": cam})
 		sameEvents(t, base, evs, 1)
 	}
-	var f *adapter.Failure
+	var f *cappy.Failure
 	_, _, err := run(t, g, "boss_intro", nil, protocol.Presentation{"camera": "cinematic"})
 	if !errors.As(err, &f) || f.Code != protocol.CappyUnknownCamera {
 		t.Fatalf("unknown camera: %v", err)
@@ -238,7 +238,7 @@ func TestScenarioFailures(t *testing.T) {
 		{"stress", map[string]any{"events": 0.0}, protocol.CappyInvalidParameters},
 	} {
 		evs, _, err := run(t, g, tc.scenario, tc.params, nil)
-		var f *adapter.Failure
+		var f *cappy.Failure
 		if !errors.As(err, &f) || f.Code != tc.code || len(evs) != 0 {
 			t.Errorf("%s %v: %v (%d events), want %s", tc.scenario, tc.params, err, len(evs), tc.code)
 		}
@@ -252,7 +252,7 @@ func TestCancelStopsAStressRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	op, _ := adapter.NewLocalOp(ctx, "op_c", func(protocol.Event) error {
+	op, _ := cappy.NewLocalOp(ctx, "op_c", func(protocol.Event) error {
 		if n++; n == 1000 {
 			cancel()
 		}
@@ -269,7 +269,7 @@ func record(t *testing.T, g *demogame.Game, d time.Duration) ([]protocol.Event, 
 	t.Helper()
 	var mu sync.Mutex
 	var evs []protocol.Event
-	op, stop := adapter.NewLocalOp(context.Background(), "op_rec", func(e protocol.Event) error {
+	op, stop := cappy.NewLocalOp(context.Background(), "op_rec", func(e protocol.Event) error {
 		mu.Lock()
 		evs = append(evs, e)
 		mu.Unlock()
@@ -289,7 +289,7 @@ func record(t *testing.T, g *demogame.Game, d time.Duration) ([]protocol.Event, 
 func replay(t *testing.T, g *demogame.Game, r *protocol.ReplayPayload, p protocol.Presentation) ([]protocol.Event, error) {
 	t.Helper()
 	var evs []protocol.Event
-	op, _ := adapter.NewLocalOp(context.Background(), "op_play", func(e protocol.Event) error {
+	op, _ := cappy.NewLocalOp(context.Background(), "op_play", func(e protocol.Event) error {
 		evs = append(evs, e)
 		return nil
 	})
@@ -302,7 +302,7 @@ func TestRecordThenReplay(t *testing.T) {
 	if r.Kind != "inline" || r.Format != demogame.Format {
 		t.Fatalf("replay = %+v", r)
 	}
-	data, err := adapter.DecodeInline(r)
+	data, err := cappy.DecodeInline(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +344,8 @@ func TestRecordThenReplay(t *testing.T) {
 func TestReplayRefusals(t *testing.T) {
 	g := demogame.New()
 	_, r := record(t, &demogame.Game{RecordTick: time.Millisecond}, 50*time.Millisecond)
-	data, _ := adapter.DecodeInline(r)
-	var f *adapter.Failure
+	data, _ := cappy.DecodeInline(r)
+	var f *cappy.Failure
 	check := func(name string, rp *protocol.ReplayPayload, code string) {
 		t.Helper()
 		if err := g.ValidateReplay(rp, nil); !errors.As(err, &f) || f.Code != code {
@@ -356,14 +356,14 @@ func TestReplayRefusals(t *testing.T) {
 			t.Errorf("%s: Replay = %v (%d events), want %s", name, err, len(evs), code)
 		}
 	}
-	check("foreign format field", adapter.InlineReplay(data, "other-game/v3"), protocol.CappyReplayUnsupported)
-	check("foreign content", adapter.InlineReplay([]byte(`{"format":"other-game/v3"}`), ""), protocol.CappyReplayUnsupported)
-	check("not JSON", adapter.InlineReplay([]byte("\x00\x01binary"), ""), protocol.CappyReplayUnsupported)
+	check("foreign format field", cappy.InlineReplay(data, "other-game/v3"), protocol.CappyReplayUnsupported)
+	check("foreign content", cappy.InlineReplay([]byte(`{"format":"other-game/v3"}`), ""), protocol.CappyReplayUnsupported)
+	check("not JSON", cappy.InlineReplay([]byte("\x00\x01binary"), ""), protocol.CappyReplayUnsupported)
 	tampered := *r
 	tampered.SHA256 = strings.Repeat("ab", 32)
 	check("tampered", &tampered, protocol.CappyReplayInvalid)
 	bad := strings.Replace(string(data), `"inputs":"`, `"inputs":"x`, 1)
-	check("bad input", adapter.InlineReplay([]byte(bad), demogame.Format), protocol.CappyReplayInvalid)
+	check("bad input", cappy.InlineReplay([]byte(bad), demogame.Format), protocol.CappyReplayInvalid)
 	if err := g.ValidateReplay(r, protocol.Presentation{"camera": "drone"}); !errors.As(err, &f) || f.Code != protocol.CappyUnknownCamera {
 		t.Errorf("replay with an unknown camera: %v", err)
 	}
@@ -377,13 +377,13 @@ func TestReplayStopsOnStop(t *testing.T) {
 	rec, _ := json.Marshal(map[string]any{"format": demogame.Format, "seed": 7, "hero": "rogue", "tickMs": 50, "ticks": len(inputs), "inputs": inputs})
 	n := 0
 	var stop func()
-	op, stop := adapter.NewLocalOp(context.Background(), "op_s", func(protocol.Event) error {
+	op, stop := cappy.NewLocalOp(context.Background(), "op_s", func(protocol.Event) error {
 		if n++; n == 50 {
 			stop()
 		}
 		return nil
 	})
-	if err := demogame.New().Replay(context.Background(), op, adapter.InlineReplay(rec, demogame.Format), nil); err != nil {
+	if err := demogame.New().Replay(context.Background(), op, cappy.InlineReplay(rec, demogame.Format), nil); err != nil {
 		t.Fatal(err)
 	}
 	var sum map[string]any

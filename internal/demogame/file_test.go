@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -31,7 +31,7 @@ func TestLargeRecordingIsAFileReplay(t *testing.T) {
 	}
 	n := 0
 	var stop func()
-	op, stop := adapter.NewLocalOp(context.Background(), "op_f", func(protocol.Event) error {
+	op, stop := cappy.NewLocalOp(context.Background(), "op_f", func(protocol.Event) error {
 		if n++; n == 100 {
 			stop()
 		}
@@ -68,7 +68,7 @@ func TestFileReplayDecodedOnce(t *testing.T) {
 	}
 	n := 0
 	var stop func()
-	op, stop := adapter.NewLocalOp(context.Background(), "op_once", func(protocol.Event) error {
+	op, stop := cappy.NewLocalOp(context.Background(), "op_once", func(protocol.Event) error {
 		if n++; n == 10 {
 			stop()
 		}
@@ -78,7 +78,7 @@ func TestFileReplayDecodedOnce(t *testing.T) {
 		t.Fatalf("Replay after ValidateReplay read the file again: %v after %d events", err, n)
 	}
 	// Another payload, or the same one again, is read anew.
-	op2, _ := adapter.NewLocalOp(context.Background(), "op_again", nil)
+	op2, _ := cappy.NewLocalOp(context.Background(), "op_again", nil)
 	if err := g.Replay(context.Background(), op2, r, nil); err == nil {
 		t.Fatal("a second Replay of a payload whose file is gone succeeded")
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"image"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 )
 
 // Frames. Demo Arena advertises protocol.CapFrames and, when the
@@ -45,7 +45,7 @@ func (g *Game) pal() *palette {
 
 // pictures hands one operation's frames; nil when none were asked.
 type pictures struct {
-	op     *adapter.Op
+	op     *cappy.Op
 	ts     float64
 	camera string
 	pal    *palette
@@ -53,7 +53,7 @@ type pictures struct {
 	buf    *image.RGBA // reused: the adapter calls one renderer at a time
 }
 
-func (g *Game) pictures(op *adapter.Op, pr presentation, wait bool) *pictures {
+func (g *Game) pictures(op *cappy.Op, pr presentation, wait bool) *pictures {
 	if op.Frames() == nil {
 		return nil
 	}
@@ -75,8 +75,8 @@ func (p *pictures) at(simT int64, reason string, snap func() *scene) error {
 
 // send hands sc as the frame at presented time t.
 func (p *pictures) send(t float64, reason string, sc *scene) error {
-	err := p.op.SendFrameFunc(t, func() image.Image { return p.draw(sc) }, &adapter.FrameOptions{Reason: reason, Wait: p.wait})
-	if errors.Is(err, adapter.ErrFrameDropped) {
+	err := p.op.SendFrameFunc(t, func() image.Image { return p.draw(sc) }, &cappy.FrameOptions{Reason: reason, Wait: p.wait})
+	if errors.Is(err, cappy.ErrFrameDropped) {
 		return nil // counted in the frame stats
 	}
 	return err

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -30,7 +30,7 @@ func framesReq(fps float64, full bool, formats ...string) *protocol.FramesReques
 }
 
 // scenarioFrames runs one scenario with frames over the wire.
-func scenarioFrames(t *testing.T, h *adaptertest.Harness, op, scenario string, params map[string]any, pres protocol.Presentation, req *protocol.FramesRequest) *adaptertest.Capture {
+func scenarioFrames(t *testing.T, h *cappytest.Harness, op, scenario string, params map[string]any, pres protocol.Presentation, req *protocol.FramesRequest) *cappytest.Capture {
 	t.Helper()
 	if params == nil {
 		params = map[string]any{}
@@ -43,18 +43,18 @@ func scenarioFrames(t *testing.T, h *adaptertest.Harness, op, scenario string, p
 	if c.End.Completed == nil {
 		t.Fatalf("%s ended with %s %+v", scenario, c.End.Type, c.End.Failed)
 	}
-	if err := adaptertest.CheckFrameRate(c.Frames, req.FPS); err != nil {
+	if err := cappytest.CheckFrameRate(c.Frames, req.FPS); err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
 type summary struct {
-	SimMs  float64             `json:"simMs"`
-	Frames *adapter.FrameStats `json:"frames"`
+	SimMs  float64           `json:"simMs"`
+	Frames *cappy.FrameStats `json:"frames"`
 }
 
-func summaryOf(t *testing.T, c *adaptertest.Capture) summary {
+func summaryOf(t *testing.T, c *cappytest.Capture) summary {
 	t.Helper()
 	var s summary
 	if err := json.Unmarshal(c.End.Completed.Summary, &s); err != nil {
@@ -153,13 +153,13 @@ func decodePNG(t *testing.T, f protocol.Frame) *image.RGBA {
 // its replay at half speed (twice the frames per simulated second, none
 // dropped) draw the same pixels at every simulation time both have.
 func TestReplayAtHalfSpeedDrawsTheRecordedPictures(t *testing.T) {
-	h := adaptertest.StartWith(t, &demogame.Game{RecordTick: 2 * time.Millisecond}, &adapter.Options{FrameCPU: 1})
+	h := cappytest.StartWith(t, &demogame.Game{RecordTick: 2 * time.Millisecond}, &cappy.Options{FrameCPU: 1})
 	h.Handshake()
 	req := framesReq(1, false, protocol.MimePNG) // lossless: pixels compare exactly
 	h.Send(&protocol.RecordStart{Type: "record_start", Op: "op_r", Frames: req})
 	h.Expect("started", "op_r")
 	// Stop once the recording has a few frames.
-	var rec adaptertest.Capture
+	var rec cappytest.Capture
 	for len(rec.Frames) < 2 {
 		m, err := h.Peer.Recv(h.Ctx)
 		if err != nil {

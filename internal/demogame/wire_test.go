@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-// connect runs the demo game through adapter.Run against an adaptertest
+// connect runs the demo game through cappy.Run against an cappytest
 // controller, past the handshake.
-func connect(t testing.TB, g *demogame.Game) *adaptertest.Harness {
+func connect(t testing.TB, g *demogame.Game) *cappytest.Harness {
 	t.Helper()
-	h := adaptertest.Start(t, g)
+	h := cappytest.Start(t, g)
 	hello, sc := h.Handshake()
 	if hello.Game.ID != demogame.GameID || len(sc.Scenarios) != 3 {
 		t.Fatalf("hello %+v, %d scenarios", hello.Game, len(sc.Scenarios))
@@ -72,7 +72,7 @@ func TestOverTheWire(t *testing.T) {
 	if m := w.Expect("failed", "op_cam"); m.Failed.Code != protocol.CappyUnknownCamera {
 		t.Fatalf("unknown camera: %+v", m.Failed)
 	}
-	w.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_fmt", Replay: adapter.InlineReplay([]byte(`{"format":"tetris/v9"}`), "tetris/v9")})
+	w.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_fmt", Replay: cappy.InlineReplay([]byte(`{"format":"tetris/v9"}`), "tetris/v9")})
 	if m := w.Expect("failed", "op_fmt"); m.Failed.Code != protocol.CappyReplayUnsupported {
 		t.Fatalf("foreign replay: %+v", m.Failed)
 	}
@@ -126,7 +126,7 @@ func BenchmarkStressLoopback(b *testing.B) {
 }
 
 // BenchmarkStressFrames: the stress scenario's events per second through
-// the adapter and a loopback WebSocket to the adaptertest controller,
+// the adapter and a loopback WebSocket to the cappytest controller,
 // without frames and with 10 fps of 640x360 JPEG frames (which the
 // adapter drops when its encoder is busy, so events do not wait). The two
 // alternate in runs of 100,000 events, b.N events each, so that both see
@@ -223,17 +223,17 @@ func BenchmarkBossIntroFrames(b *testing.B) {
 	}
 }
 
-// longPeer runs the demo game against an adaptertest controller for a
+// longPeer runs the demo game against an cappytest controller for a
 // benchmark, past the handshake; not through the Harness, whose context
 // ends after 30 s.
-func longPeer(b *testing.B) (*adaptertest.Peer, context.Context) {
+func longPeer(b *testing.B) (*cappytest.Peer, context.Context) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ctl, err := adaptertest.NewController()
+	ctl, err := cappytest.NewController()
 	if err != nil {
 		b.Fatal(err)
 	}
 	runErr := make(chan error, 1)
-	go func() { runErr <- adapter.Run(ctx, demogame.New(), ctl.Options()) }()
+	go func() { runErr <- cappy.Run(ctx, demogame.New(), ctl.Options()) }()
 	peer, err := ctl.Accept(ctx)
 	if err != nil {
 		b.Fatal(err)

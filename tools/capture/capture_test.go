@@ -9,8 +9,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )

@@ -1,15 +1,15 @@
-package adaptertest
+package cappytest
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-// Harness runs adapter.Run for one game against a new Controller, for one
+// Harness runs cappy.Run for one game against a new Controller, for one
 // test: the test plays the controller through Peer. Its helpers fail the
 // test on an error.
 type Harness struct {
@@ -24,17 +24,17 @@ type Harness struct {
 	Stop context.CancelFunc
 }
 
-// Start starts adapter.Run(g) against a new Controller and accepts its
+// Start starts cappy.Run(g) against a new Controller and accepts its
 // connection. At the end of the test it stops Run and waits (up to 10 s)
 // for it to return.
-func Start(t testing.TB, g adapter.Game) *Harness {
+func Start(t testing.TB, g cappy.Game) *Harness {
 	t.Helper()
 	return StartWith(t, g, nil)
 }
 
 // StartWith is Start with adapter options (nil: the defaults); their
 // Endpoint and Token are this controller's.
-func StartWith(t testing.TB, g adapter.Game, o *adapter.Options) *Harness {
+func StartWith(t testing.TB, g cappy.Game, o *cappy.Options) *Harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -54,7 +54,7 @@ func StartWith(t testing.TB, g adapter.Game, o *adapter.Options) *Harness {
 		}
 		opts = &withEndpoint
 	}
-	go func() { h.RunErr <- adapter.Run(runCtx, g, opts) }()
+	go func() { h.RunErr <- cappy.Run(runCtx, g, opts) }()
 	h.Peer, err = ctl.Accept(ctx)
 	if err != nil {
 		stop()
@@ -74,7 +74,7 @@ func StartWith(t testing.TB, g adapter.Game, o *adapter.Options) *Harness {
 		select {
 		case <-h.RunErr:
 		case <-time.After(10 * time.Second):
-			t.Error("adaptertest: Run did not return after its context was cancelled")
+			t.Error("cappytest: Run did not return after its context was cancelled")
 		}
 		h.Peer.Conn.CloseNow()
 	})

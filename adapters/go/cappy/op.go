@@ -1,4 +1,4 @@
-package adapter
+package cappy
 
 import (
 	"bytes"
@@ -91,7 +91,7 @@ func NewLocalOp(ctx context.Context, id string, sink func(protocol.Event) error)
 	op = newOp(ctx, id, &mu, &buf, func(b []byte) error {
 		m, err := protocol.DecodeAdapterMessage(b)
 		if err != nil {
-			return fmt.Errorf("adapter: the controller would refuse this event: %w", err)
+			return fmt.Errorf("cappy: the controller would refuse this event: %w", err)
 		}
 		if sink != nil {
 			return sink(*m.Event)
@@ -126,10 +126,10 @@ func (o *Op) end() {
 func (o *Op) SetSummary(v any) error {
 	raw, err := encodePayload(v)
 	if err != nil {
-		return fmt.Errorf("adapter: summary: %w", err)
+		return fmt.Errorf("cappy: summary: %w", err)
 	}
 	if len(raw) > protocol.MaxSummaryBytes {
-		return fmt.Errorf("adapter: summary is %d bytes of JSON, more than the %d the controller keeps", len(raw), protocol.MaxSummaryBytes)
+		return fmt.Errorf("cappy: summary is %d bytes of JSON, more than the %d the controller keeps", len(raw), protocol.MaxSummaryBytes)
 	}
 	o.mu.Lock()
 	o.summary = raw
@@ -167,11 +167,11 @@ func (o *Op) Emit(t float64, event string, durationMs *float64, payload any) err
 		return o.closedErr()
 	}
 	if err := protocol.CheckEventFields(t, event, durationMs); err != nil {
-		return fmt.Errorf("adapter: event %.64q: %w", event, err)
+		return fmt.Errorf("cappy: event %.64q: %w", event, err)
 	}
 	raw, err := encodePayload(payload)
 	if err != nil {
-		return fmt.Errorf("adapter: event %q: payload: %w", event, err)
+		return fmt.Errorf("cappy: event %q: payload: %w", event, err)
 	}
 
 	o.mu.Lock()
@@ -183,7 +183,7 @@ func (o *Op) Emit(t float64, event string, durationMs *float64, payload any) err
 		return o.closedErr()
 	}
 	if t < o.lastT {
-		return fmt.Errorf("adapter: event %q: t %v goes back from %v", event, t, o.lastT)
+		return fmt.Errorf("cappy: event %q: t %v goes back from %v", event, t, o.lastT)
 	}
 	b := append((*o.buf)[:0], o.prefix...)
 	b = appendFloat(b, t)
@@ -202,7 +202,7 @@ func (o *Op) Emit(t float64, event string, durationMs *float64, payload any) err
 		*o.buf = b // keep the buffer for the next event, unless it grew large
 	}
 	if len(b) > protocol.CappyMaxMessageBytes {
-		return fmt.Errorf("adapter: event %q is %d bytes, more than the %d a message may have", event, len(b), protocol.CappyMaxMessageBytes)
+		return fmt.Errorf("cappy: event %q is %d bytes, more than the %d a message may have", event, len(b), protocol.CappyMaxMessageBytes)
 	}
 	if err := o.write(b); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package adapter_test
+package cappy_test
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"image/color"
 	"image/draw"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 // blinker is a game whose one scenario is a square blinking for a second.
 type blinker struct{}
 
-func (blinker) Info() adapter.Info {
-	return adapter.Info{
+func (blinker) Info() cappy.Info {
+	return cappy.Info{
 		Game: protocol.GameInfo{ID: "blinker"},
 		// Listing CapFrames is all it takes for the controller to ask.
 		Capabilities: []string{protocol.CapScenarios, protocol.CapFrames},
@@ -25,7 +25,7 @@ func (blinker) Info() adapter.Info {
 
 func (blinker) Scenarios() []protocol.Scenario { return []protocol.Scenario{{ID: "blink"}} }
 
-func (blinker) RunScenario(ctx context.Context, op *adapter.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
+func (blinker) RunScenario(ctx context.Context, op *cappy.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
 	for tick := range 21 { // 50 ms ticks of simulated time
 		t := float64(tick * 50)
 		on := tick%4 < 2
@@ -34,7 +34,7 @@ func (blinker) RunScenario(ctx context.Context, op *adapter.Op, _ string, _ map[
 		}
 		if op.FrameDue(t) { // false when no frames were asked
 			// Snapshot on the loop, draw on the adapter's worker.
-			op.SendFrameFunc(t, func() image.Image { return square(on) }, &adapter.FrameOptions{Wait: true})
+			op.SendFrameFunc(t, func() image.Image { return square(on) }, &cappy.FrameOptions{Wait: true})
 		}
 	}
 	stats, err := op.FlushFrames(ctx)
@@ -44,12 +44,12 @@ func (blinker) RunScenario(ctx context.Context, op *adapter.Op, _ string, _ map[
 	return op.SetSummary(map[string]any{"frames": stats})
 }
 
-func (blinker) Record(context.Context, *adapter.Op) (*protocol.ReplayPayload, error) {
-	return nil, adapter.Failf(protocol.CappyCapabilityMissing, "no recordings")
+func (blinker) Record(context.Context, *cappy.Op) (*protocol.ReplayPayload, error) {
+	return nil, cappy.Failf(protocol.CappyCapabilityMissing, "no recordings")
 }
 
-func (blinker) Replay(context.Context, *adapter.Op, *protocol.ReplayPayload, protocol.Presentation) error {
-	return adapter.Failf(protocol.CappyReplayUnsupported, "no replays")
+func (blinker) Replay(context.Context, *cappy.Op, *protocol.ReplayPayload, protocol.Presentation) error {
+	return cappy.Failf(protocol.CappyReplayUnsupported, "no replays")
 }
 
 func square(on bool) image.Image {
@@ -62,13 +62,40 @@ func square(on bool) image.Image {
 	return m
 }
 
+// A game implements Game and runs Run beside its loop; the controller
+// (crosscode-mcp's, here cappytest's scripted one) then runs its
+// scenarios. In a game, Run reads the endpoint and the token from
+// CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN:
+//
+//	go func() { log.Println(cappy.Run(ctx, blinker{}, nil)) }()
+func Example() {
+	ctl, _ := cappytest.NewController()
+	defer ctl.Close()
+	ctx := context.Background()
+	go cappy.Run(ctx, blinker{}, ctl.Options())
+
+	peer, _ := ctl.Accept(ctx)
+	defer peer.Close()
+	hello, scenarios, _ := peer.Handshake(ctx, ctl.Token)
+	fmt.Println(hello.Game.ID, hello.Capabilities, scenarios.Scenarios[0].ID)
+	peer.Send(ctx, &protocol.PrepareScenario{Type: "prepare_scenario", Op: "op_1", Scenario: "blink", Parameters: map[string]any{}},
+		&protocol.OpMessage{Type: "start", Op: "op_1"})
+	peer.Expect(ctx, "ready", "op_1")
+	peer.Expect(ctx, "started", "op_1")
+	events, end, _ := peer.Collect(ctx, "op_1")
+	fmt.Println(len(events), events[0].Event, end.Type)
+	// Output:
+	// blinker [scenarios frames] blink
+	// 21 TICK completed
+}
+
 // A game hands frames at the rate the controller asked, on its presented
 // clock; the adapter scales, encodes and sends them off the game loop.
 func ExampleOp_SendFrameFunc() {
-	ctl, _ := adaptertest.NewController()
+	ctl, _ := cappytest.NewController()
 	defer ctl.Close()
 	ctx := context.Background()
-	go adapter.Run(ctx, blinker{}, ctl.Options())
+	go cappy.Run(ctx, blinker{}, ctl.Options())
 
 	peer, _ := ctl.Accept(ctx)
 	defer peer.Close()

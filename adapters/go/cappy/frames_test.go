@@ -1,4 +1,4 @@
-package adapter_test
+package cappy_test
 
 import (
 	"bytes"
@@ -16,38 +16,38 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 // frameGame advertises frames and runs its script for every operation.
 type frameGame struct {
 	caps   []string
-	script func(ctx context.Context, op *adapter.Op) error
+	script func(ctx context.Context, op *cappy.Op) error
 }
 
-func newFrameGame(script func(ctx context.Context, op *adapter.Op) error) *frameGame {
+func newFrameGame(script func(ctx context.Context, op *cappy.Op) error) *frameGame {
 	return &frameGame{
 		caps:   []string{protocol.CapScenarios, protocol.CapFreeformRecording, protocol.CapReplay, protocol.CapFrames},
 		script: script,
 	}
 }
 
-func (g *frameGame) Info() adapter.Info {
-	return adapter.Info{Game: protocol.GameInfo{ID: "frame-game"}, Capabilities: g.caps}
+func (g *frameGame) Info() cappy.Info {
+	return cappy.Info{Game: protocol.GameInfo{ID: "frame-game"}, Capabilities: g.caps}
 }
 func (g *frameGame) Scenarios() []protocol.Scenario { return []protocol.Scenario{{ID: "run"}} }
-func (g *frameGame) RunScenario(ctx context.Context, op *adapter.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
+func (g *frameGame) RunScenario(ctx context.Context, op *cappy.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
 	return g.script(ctx, op)
 }
-func (g *frameGame) Record(ctx context.Context, op *adapter.Op) (*protocol.ReplayPayload, error) {
+func (g *frameGame) Record(ctx context.Context, op *cappy.Op) (*protocol.ReplayPayload, error) {
 	if err := g.script(ctx, op); err != nil {
 		return nil, err
 	}
-	return adapter.InlineReplay([]byte("{}"), "frame-game/v1"), nil
+	return cappy.InlineReplay([]byte("{}"), "frame-game/v1"), nil
 }
-func (g *frameGame) Replay(ctx context.Context, op *adapter.Op, _ *protocol.ReplayPayload, _ protocol.Presentation) error {
+func (g *frameGame) Replay(ctx context.Context, op *cappy.Op, _ *protocol.ReplayPayload, _ protocol.Presentation) error {
 	return g.script(ctx, op)
 }
 
@@ -62,14 +62,14 @@ func halves(w, h int) *image.RGBA {
 // ticker is a script: ticks every step ms of presented time up to end,
 // handing a frame whenever one is due, then reports its frame counts in
 // the summary.
-func ticker(step, end float64, img image.Image, fo *adapter.FrameOptions) func(ctx context.Context, op *adapter.Op) error {
-	return func(ctx context.Context, op *adapter.Op) error {
+func ticker(step, end float64, img image.Image, fo *cappy.FrameOptions) func(ctx context.Context, op *cappy.Op) error {
+	return func(ctx context.Context, op *cappy.Op) error {
 		for t := 0.0; t <= end; t += step {
 			if err := op.Emit(t, "TICK", nil, nil); err != nil {
 				return err
 			}
 			if op.FrameDue(t) {
-				if err := op.SendFrame(t, img, fo); err != nil && !errors.Is(err, adapter.ErrFrameDropped) {
+				if err := op.SendFrame(t, img, fo); err != nil && !errors.Is(err, cappy.ErrFrameDropped) {
 					return err
 				}
 			}
@@ -90,7 +90,7 @@ func framesReq(fps float64, maxWidth int, formats ...string) *protocol.FramesReq
 }
 
 // runWithFrames prepares, starts and collects one "run" scenario with req.
-func runWithFrames(h *adaptertest.Harness, op string, req *protocol.FramesRequest) *adaptertest.Capture {
+func runWithFrames(h *cappytest.Harness, op string, req *protocol.FramesRequest) *cappytest.Capture {
 	h.T.Helper()
 	p := prepare(op, "run", nil, nil)
 	p.Frames = req
@@ -107,7 +107,7 @@ func runWithFrames(h *adaptertest.Harness, op string, req *protocol.FramesReques
 
 // quiet checks that nothing more comes for the last operation: the next
 // message answers a list_scenarios sent now.
-func quiet(h *adaptertest.Harness) {
+func quiet(h *cappytest.Harness) {
 	h.T.Helper()
 	h.Send(&protocol.ListScenarios{Type: "list_scenarios"})
 	h.Expect("scenarios", "")
@@ -139,7 +139,7 @@ func decodeFrame(t *testing.T, f protocol.Frame) image.Image {
 func TestFramesAtTheAskedRateOnThePresentedClock(t *testing.T) {
 	// 20 ms ticks over 2 s of presented time at 10 fps: a frame at 0,
 	// 100, ..., 2000, whatever the wall clock did.
-	h := startRun(t, newFrameGame(ticker(20, 2000, halves(320, 180), &adapter.FrameOptions{Wait: true})))
+	h := startRun(t, newFrameGame(ticker(20, 2000, halves(320, 180), &cappy.FrameOptions{Wait: true})))
 	hello, _ := h.Handshake()
 	if !hello.HasCapability(protocol.CapFrames) {
 		t.Fatalf("hello capabilities %v lack %s", hello.Capabilities, protocol.CapFrames)
@@ -158,7 +158,7 @@ func TestFramesAtTheAskedRateOnThePresentedClock(t *testing.T) {
 			t.Fatalf("frame %d = t %v %s %dx%d reason %q", i, f.T, f.Mime, f.Width, f.Height, f.Reason)
 		}
 	}
-	if err := adaptertest.CheckFrameRate(c.Frames, req.FPS); err != nil {
+	if err := cappytest.CheckFrameRate(c.Frames, req.FPS); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"frames":{"sent":21}}`; string(c.End.Completed.Summary) != want {
@@ -178,7 +178,7 @@ func TestNoFramesWhenNotAsked(t *testing.T) {
 	var frames *protocol.FramesRequest
 	var due bool
 	var sendErr error
-	h := startRun(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h := startRun(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		frames, due = op.Frames(), op.FrameDue(0)
 		sendErr = op.SendFrame(0, halves(64, 36), nil)
 		return op.Emit(0, "TICK", nil, nil)
@@ -191,7 +191,7 @@ func TestNoFramesWhenNotAsked(t *testing.T) {
 	if end.Completed == nil || len(evs) != 1 {
 		t.Fatalf("ended with %s after %d events", end.Type, len(evs))
 	}
-	if frames != nil || due || !errors.Is(sendErr, adapter.ErrNoFrames) {
+	if frames != nil || due || !errors.Is(sendErr, cappy.ErrNoFrames) {
 		t.Fatalf("without frames: Frames %v, FrameDue %v, SendFrame %v", frames, due, sendErr)
 	}
 }
@@ -251,7 +251,7 @@ func (g *gate) render(t float64) func() image.Image {
 func TestFramesDroppedWhileTheWorkerIsBusy(t *testing.T) {
 	gt := newGate()
 	results := make(chan []error, 1)
-	h := startRun(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h := startRun(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		var errs []error
 		for i := range 6 {
 			t := float64(i * 100)
@@ -274,7 +274,7 @@ func TestFramesDroppedWhileTheWorkerIsBusy(t *testing.T) {
 	// Frame 0 in the worker, 1 and 2 in the queue (DefaultFrameQueue), the
 	// rest dropped at once.
 	for i, err := range errs {
-		if want := i >= 1+adapter.DefaultFrameQueue; errors.Is(err, adapter.ErrFrameDropped) != want {
+		if want := i >= 1+cappy.DefaultFrameQueue; errors.Is(err, cappy.ErrFrameDropped) != want {
 			t.Errorf("frame %d: %v, dropped want %v", i, err, want)
 		}
 	}
@@ -289,24 +289,24 @@ func TestFramesDroppedWhileTheWorkerIsBusy(t *testing.T) {
 func TestFrameExtrasStayWithinTwiceTheRate(t *testing.T) {
 	// At 2 fps over 5 s, the game asks for an extra frame every 50 ms.
 	var dropped int
-	h := startRun(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h := startRun(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		img := halves(64, 36)
 		for t := 0.0; t <= 5000; t += 50 {
 			if op.FrameDue(t) {
-				if err := op.SendFrame(t, img, &adapter.FrameOptions{Wait: true}); err != nil {
+				if err := op.SendFrame(t, img, &cappy.FrameOptions{Wait: true}); err != nil {
 					return err
 				}
 			}
-			err := op.SendFrame(t, img, &adapter.FrameOptions{Reason: "HIT", Wait: true})
+			err := op.SendFrame(t, img, &cappy.FrameOptions{Reason: "HIT", Wait: true})
 			switch {
-			case errors.Is(err, adapter.ErrFrameDropped):
+			case errors.Is(err, cappy.ErrFrameDropped):
 				dropped++
 			case err != nil:
 				return err
 			}
 		}
 		// A second frame without a reason in a slot is refused too.
-		if err := op.SendFrame(5000, img, nil); !errors.Is(err, adapter.ErrFrameDropped) {
+		if err := op.SendFrame(5000, img, nil); !errors.Is(err, cappy.ErrFrameDropped) {
 			return fmt.Errorf("a second unlabelled frame in a slot: %v", err)
 		}
 		st, err := op.FlushFrames(ctx)
@@ -318,7 +318,7 @@ func TestFrameExtrasStayWithinTwiceTheRate(t *testing.T) {
 	h.Handshake()
 	req := framesReq(2, 640)
 	c := runWithFrames(h, "op_1", req)
-	if err := adaptertest.CheckFrameRate(c.Frames, req.FPS); err != nil {
+	if err := cappytest.CheckFrameRate(c.Frames, req.FPS); err != nil {
 		t.Fatal(err)
 	}
 	due, extras := 0, 0
@@ -338,10 +338,10 @@ func TestFrameExtrasStayWithinTwiceTheRate(t *testing.T) {
 	}
 
 	// A labelled frame in a free slot takes it: no extra needed.
-	h2 := startRun(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h2 := startRun(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		img := halves(64, 36)
 		for _, t := range []float64{0, 600, 1100} {
-			if err := op.SendFrame(t, img, &adapter.FrameOptions{Reason: "BEAT", Wait: true}); err != nil {
+			if err := op.SendFrame(t, img, &cappy.FrameOptions{Reason: "BEAT", Wait: true}); err != nil {
 				return err
 			}
 		}
@@ -358,18 +358,18 @@ func TestCancelWhileAFrameIsEncoding(t *testing.T) {
 	returned := make(chan error, 1)
 	first := true
 	var mu sync.Mutex
-	h := startRun(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h := startRun(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		mu.Lock()
 		f := first
 		first = false
 		mu.Unlock()
 		if !f {
-			return ticker(100, 300, halves(64, 36), &adapter.FrameOptions{Wait: true})(ctx, op)
+			return ticker(100, 300, halves(64, 36), &cappy.FrameOptions{Wait: true})(ctx, op)
 		}
 		op.SendFrameFunc(0, gt.render(0), nil)
 		op.SendFrameFunc(100, gt.render(100), nil) // queued behind it
 		<-ctx.Done()
-		err := op.SendFrame(200, halves(64, 36), &adapter.FrameOptions{Wait: true})
+		err := op.SendFrame(200, halves(64, 36), &cappy.FrameOptions{Wait: true})
 		returned <- err
 		return ctx.Err()
 	}))
@@ -381,7 +381,7 @@ func TestCancelWhileAFrameIsEncoding(t *testing.T) {
 	h.Expect("started", "op_1")
 	<-gt.entered // frame 0 is being rendered
 	h.Send(opMsg("cancel", "op_1"))
-	if err := <-returned; !errors.Is(err, adapter.ErrCancelled) {
+	if err := <-returned; !errors.Is(err, cappy.ErrCancelled) {
 		t.Fatalf("SendFrame after cancel = %v, want ErrCancelled", err)
 	}
 	close(gt.release) // the frame in progress finishes; it must not be sent
@@ -398,7 +398,7 @@ func TestCancelWhileAFrameIsEncoding(t *testing.T) {
 }
 
 func TestFramesOfRecordingsAndReplays(t *testing.T) {
-	h := startRun(t, newFrameGame(ticker(50, 1000, halves(160, 90), &adapter.FrameOptions{Wait: true})))
+	h := startRun(t, newFrameGame(ticker(50, 1000, halves(160, 90), &cappy.FrameOptions{Wait: true})))
 	h.Handshake()
 	req := framesReq(4, 640, protocol.MimePNG)
 	h.Send(&protocol.RecordStart{Type: "record_start", Op: "op_r", Frames: req})
@@ -465,7 +465,7 @@ func TestFramesOverOneMebibyte(t *testing.T) {
 	// over 1 MiB is dropped.
 	// (900x640 of noise is about 1.1 MB at quality 100, 0.25 MB at 50.)
 	big := noise(900, 640)
-	h := adaptertest.StartWith(t, newFrameGame(ticker(100, 0, big, &adapter.FrameOptions{Wait: true})), &adapter.Options{FrameQuality: 100})
+	h := cappytest.StartWith(t, newFrameGame(ticker(100, 0, big, &cappy.FrameOptions{Wait: true})), &cappy.Options{FrameQuality: 100})
 	h.Handshake()
 	c := runWithFrames(h, "op_1", framesReq(2, 900))
 	if len(c.Frames) != 1 || c.Frames[0].Width != 900 || len(c.Frames[0].Data) > protocol.MaxFrameBytes {
@@ -475,7 +475,7 @@ func TestFramesOverOneMebibyte(t *testing.T) {
 		t.Fatalf("the frame was sent at quality 100 (first quantizer %d)", q)
 	}
 
-	h2 := startRun(t, newFrameGame(ticker(100, 0, noise(600, 450), &adapter.FrameOptions{Wait: true})))
+	h2 := startRun(t, newFrameGame(ticker(100, 0, noise(600, 450), &cappy.FrameOptions{Wait: true})))
 	h2.Handshake()
 	c = runWithFrames(h2, "op_2", framesReq(2, 600, protocol.MimePNG))
 	if len(c.Frames) != 0 || string(c.End.Completed.Summary) != `{"frames":{"sent":0,"tooLarge":1}}` {
@@ -499,7 +499,7 @@ func TestFramesKeepToTheirCPUShare(t *testing.T) {
 	// worker for 2 s: the next frame handed without Wait is dropped, one
 	// handed with Wait is not.
 	var errs []error
-	h := adaptertest.StartWith(t, newFrameGame(func(ctx context.Context, op *adapter.Op) error {
+	h := cappytest.StartWith(t, newFrameGame(func(ctx context.Context, op *cappy.Op) error {
 		slow := func() image.Image {
 			time.Sleep(2 * time.Millisecond) // the cost of drawing, not a synchronisation
 			return halves(64, 36)
@@ -509,16 +509,16 @@ func TestFramesKeepToTheirCPUShare(t *testing.T) {
 			return err
 		}
 		errs = append(errs, op.SendFrame(100, halves(64, 36), nil))
-		errs = append(errs, op.SendFrame(200, halves(64, 36), &adapter.FrameOptions{Wait: true}))
+		errs = append(errs, op.SendFrame(200, halves(64, 36), &cappy.FrameOptions{Wait: true}))
 		st, err := op.FlushFrames(ctx)
 		if err != nil {
 			return err
 		}
 		return op.SetSummary(map[string]any{"frames": st})
-	}), &adapter.Options{FrameCPU: 0.001})
+	}), &cappy.Options{FrameCPU: 0.001})
 	h.Handshake()
 	c := runWithFrames(h, "op_1", framesReq(10, 640))
-	if errs[0] != nil || !errors.Is(errs[1], adapter.ErrFrameDropped) || errs[2] != nil {
+	if errs[0] != nil || !errors.Is(errs[1], cappy.ErrFrameDropped) || errs[2] != nil {
 		t.Fatalf("hands: %v", errs)
 	}
 	if got := frameTimes(c.Frames); fmt.Sprint(got) != "[0 200]" {

@@ -1,4 +1,4 @@
-package adapter
+package cappy
 
 import (
 	"crypto/sha256"
@@ -45,7 +45,7 @@ func FileReplay(path, format string) (*protocol.ReplayPayload, error) {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("adapter: replay file %s is empty", path)
+		return nil, fmt.Errorf("cappy: replay file %s is empty", path)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs

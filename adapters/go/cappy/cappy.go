@@ -1,25 +1,42 @@
-// Package adapter lets a game written in Go be driven by Cappy, the capture
-// controller of crosscode-mcp, over the Cappy adapter protocol: one loopback
-// WebSocket of JSON text frames (see protocol/cappy.go).
+// Package cappy lets a game written in Go be driven by Cappy, the capture
+// controller of crosscode-mcp, so that a coding agent can run the game's
+// scenarios, record and replay play, and see its events and frames. It
+// speaks the Cappy adapter protocol for the game: one loopback WebSocket of
+// JSON text frames (see protocol/cappy.go).
 //
-// A game implements Game and calls Run. Run connects to the controller,
-// performs the handshake, publishes the scenario registry and then serves
-// operations, one at a time, until its context ends or the controller
-// closes the connection:
+// The five lines a game adds, when crosscode-mcp launches it with
+// CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN set (.crosscode/capture.json:
+// {"game": {"command": ["go", "run", "./cmd/mygame"]}}):
 //
-//	err := adapter.Run(ctx, myGame, nil) // endpoint and token from CAPPY_ENDPOINT, CAPPY_SESSION_TOKEN
+//	import "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 //
-// The adapter does the protocol work: it answers ping and list_scenarios
-// without involving the game, checks scenario parameters and presentation
-// against the registry and the advertised capabilities before answering
-// ready, sends started/completed/failed, and turns start/stop/cancel into
-// the Op handed to the game and its context.
+//	if os.Getenv("CAPPY_ENDPOINT") != "" { // unset in shipped builds
+//		go func() { log.Println(cappy.Run(ctx, myGame{}, nil)) }()
+//	}
+//
+// where myGame implements Game: Info names the game and lists its
+// capabilities, Scenarios its authored scenarios, and RunScenario, Record
+// and Replay run one operation each, emitting events with Op.Emit on the
+// game's presented clock (the example below is a whole game).
+//
+// Run connects to the controller, performs the handshake, publishes the
+// scenario registry and then serves operations, one at a time, until its
+// context ends or the controller closes the connection. It does the
+// protocol work: it answers ping and list_scenarios without involving the
+// game, checks scenario parameters and presentation against the registry
+// and the advertised capabilities before answering ready, sends
+// started/completed/failed, and turns start/stop/cancel into the Op handed
+// to the game and its context.
 //
 // A game that lists protocol.CapFrames hands pictures when the controller
 // asks for them (Op.Frames, Op.FrameDue, Op.SendFrame, Op.SendFrameFunc):
 // the adapter scales, encodes and sends them off the game loop, at the
 // asked rate, dropping rather than slowing the game (see frames.go).
-package adapter
+//
+// Package cappytest is a scriptable controller for a game's own tests;
+// crosscode-mcp's demo game (internal/demogame, `crosscode-mcp demo-game`)
+// is a complete one, deterministic, with recordings that replay exactly.
+package cappy
 
 import (
 	"context"
@@ -117,11 +134,11 @@ func (e *RejectError) Error() string {
 // Errors an Op's Emit returns (wrapped or as the cause of the op's context).
 var (
 	// ErrCancelled: the controller cancelled the operation.
-	ErrCancelled = errors.New("adapter: operation cancelled by the controller")
+	ErrCancelled = errors.New("cappy: operation cancelled by the controller")
 	// ErrDisconnected: the connection to the controller is gone.
-	ErrDisconnected = errors.New("adapter: disconnected from the controller")
+	ErrDisconnected = errors.New("cappy: disconnected from the controller")
 	// ErrOpDone: the operation already ended (its Run* returned).
-	ErrOpDone = errors.New("adapter: operation is over")
+	ErrOpDone = errors.New("cappy: operation is over")
 )
 
 // Options configures Run. The zero value (or nil) reads the environment.
@@ -190,17 +207,17 @@ func Run(ctx context.Context, g Game, o *Options) error {
 		opts.DialTimeout = 10 * time.Second
 	}
 	if opts.Endpoint == "" {
-		return errors.New("adapter: no controller endpoint (set CAPPY_ENDPOINT)")
+		return errors.New("cappy: no controller endpoint (set CAPPY_ENDPOINT)")
 	}
 	if opts.Token == "" {
-		return errors.New("adapter: no session token (set CAPPY_SESSION_TOKEN)")
+		return errors.New("cappy: no session token (set CAPPY_SESSION_TOKEN)")
 	}
 	if u, err := url.Parse(opts.Endpoint); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return fmt.Errorf("adapter: endpoint %q is not a ws:// URL", opts.Endpoint)
+		return fmt.Errorf("cappy: endpoint %q is not a ws:// URL", opts.Endpoint)
 	}
 	info := g.Info()
 	if info.Game.ID == "" {
-		return errors.New("adapter: Info().Game.ID is required")
+		return errors.New("cappy: Info().Game.ID is required")
 	}
 	if info.Adapter.Name == "" {
 		info.Adapter.Name = DefaultAdapterName
@@ -217,7 +234,7 @@ func Run(ctx context.Context, g Game, o *Options) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("adapter: connect to %s: %w", opts.Endpoint, err)
+		return fmt.Errorf("cappy: connect to %s: %w", opts.Endpoint, err)
 	}
 	conn.SetReadLimit(protocol.CappyMaxMessageBytes)
 
@@ -279,7 +296,7 @@ func Run(ctx context.Context, g Game, o *Options) error {
 	cancelRead()
 	<-readDone
 	if err == nil && ctx.Err() == nil && !s.welcomed {
-		err = errors.New("adapter: connection closed before welcome")
+		err = errors.New("cappy: connection closed before welcome")
 	}
 	return err
 }
@@ -367,7 +384,7 @@ func (s *session) readLoop(ctx context.Context) {
 			case status == websocket.StatusNormalClosure || status == websocket.StatusGoingAway:
 			case s.ctx.Err() != nil:
 			default:
-				rerr = fmt.Errorf("adapter: connection to the controller lost: %w", err)
+				rerr = fmt.Errorf("cappy: connection to the controller lost: %w", err)
 			}
 			s.cancel(ErrDisconnected)
 			s.in.end(rerr)
@@ -410,7 +427,7 @@ func (s *session) writeLocked(b []byte) error {
 	if err := s.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
 		s.cancel(ErrDisconnected)
 		s.conn.CloseNow() // unusable; this also ends the reader
-		return fmt.Errorf("adapter: write: %w", err)
+		return fmt.Errorf("cappy: write: %w", err)
 	}
 	return nil
 }
@@ -443,7 +460,7 @@ func (s *session) serve(handshakeTimeout time.Duration) error {
 			}
 			return nil
 		case <-timeout:
-			return fmt.Errorf("adapter: no welcome from the controller within %s", handshakeTimeout)
+			return fmt.Errorf("cappy: no welcome from the controller within %s", handshakeTimeout)
 		}
 	}
 }
@@ -453,7 +470,7 @@ func (s *session) handle(m msg) error {
 		switch v := m.v.(type) {
 		case *protocol.Welcome:
 			if v.Protocol != protocol.CappyProtocolVersion {
-				return fmt.Errorf("adapter: controller welcomed protocol %d, this adapter speaks %d", v.Protocol, protocol.CappyProtocolVersion)
+				return fmt.Errorf("cappy: controller welcomed protocol %d, this adapter speaks %d", v.Protocol, protocol.CappyProtocolVersion)
 			}
 			s.welcomed = true
 			s.log.Info("cappy: welcomed", "controller", v.Controller.Name, "version", v.Controller.Version)

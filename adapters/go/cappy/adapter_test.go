@@ -1,4 +1,4 @@
-package adapter_test
+package cappy_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -38,8 +38,8 @@ func newTestGame() *testGame {
 	}
 }
 
-func (g *testGame) Info() adapter.Info {
-	return adapter.Info{
+func (g *testGame) Info() cappy.Info {
+	return cappy.Info{
 		Adapter:      protocol.NameVersion{Name: "test-adapter", Version: "1.2.3"},
 		Game:         protocol.GameInfo{ID: "test-game", Name: "Test Game"},
 		Build:        "b42",
@@ -60,7 +60,7 @@ func (g *testGame) Scenarios() []protocol.Scenario {
 	}
 }
 
-func (g *testGame) RunScenario(ctx context.Context, op *adapter.Op, scenario string, params map[string]any, p protocol.Presentation) error {
+func (g *testGame) RunScenario(ctx context.Context, op *cappy.Op, scenario string, params map[string]any, p protocol.Presentation) error {
 	g.runs.Add(1)
 	switch scenario {
 	case "count", "route":
@@ -85,7 +85,7 @@ func (g *testGame) RunScenario(ctx context.Context, op *adapter.Op, scenario str
 		g.afterCanc <- op.Emit(1, "AFTER_CANCEL", nil, nil)
 		return ctx.Err()
 	case "fail":
-		return adapter.Failf("BOOM", "scenario %s failed on purpose", scenario)
+		return cappy.Failf("BOOM", "scenario %s failed on purpose", scenario)
 	case "panic":
 		panic("kaboom")
 	}
@@ -97,7 +97,7 @@ type recording struct {
 	Ticks  int    `json:"ticks"`
 }
 
-func (g *testGame) Record(ctx context.Context, op *adapter.Op) (*protocol.ReplayPayload, error) {
+func (g *testGame) Record(ctx context.Context, op *cappy.Op) (*protocol.ReplayPayload, error) {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	n := 0
@@ -108,7 +108,7 @@ func (g *testGame) Record(ctx context.Context, op *adapter.Op) (*protocol.Replay
 				return nil, ctx.Err()
 			}
 			b, _ := json.Marshal(recording{Format: "test/v1", Ticks: n})
-			return adapter.InlineReplay(b, "test/v1"), nil
+			return cappy.InlineReplay(b, "test/v1"), nil
 		case <-tick.C:
 			if err := op.Emit(float64(n*50), "INPUT", nil, json.RawMessage(`{"tick":`+strconv.Itoa(n)+`}`)); err != nil {
 				return nil, err
@@ -118,14 +118,14 @@ func (g *testGame) Record(ctx context.Context, op *adapter.Op) (*protocol.Replay
 	}
 }
 
-func (g *testGame) Replay(ctx context.Context, op *adapter.Op, r *protocol.ReplayPayload, p protocol.Presentation) error {
-	data, err := adapter.DecodeInline(r)
+func (g *testGame) Replay(ctx context.Context, op *cappy.Op, r *protocol.ReplayPayload, p protocol.Presentation) error {
+	data, err := cappy.DecodeInline(r)
 	if err != nil {
 		return err
 	}
 	var rec recording
 	if err := json.Unmarshal(data, &rec); err != nil || rec.Format != "test/v1" {
-		return adapter.Failf(protocol.CappyReplayUnsupported, "not a test/v1 replay")
+		return cappy.Failf(protocol.CappyReplayUnsupported, "not a test/v1 replay")
 	}
 	for n := range rec.Ticks {
 		if err := op.Emit(float64(n*50)/p.TimeScale(), "INPUT", nil, json.RawMessage(`{"tick":`+strconv.Itoa(n)+`}`)); err != nil {
@@ -135,8 +135,8 @@ func (g *testGame) Replay(ctx context.Context, op *adapter.Op, r *protocol.Repla
 	return nil
 }
 
-// startRun runs adapter.Run for g against an adaptertest controller.
-func startRun(t *testing.T, g adapter.Game) *adaptertest.Harness { return adaptertest.Start(t, g) }
+// startRun runs cappy.Run for g against an cappytest controller.
+func startRun(t *testing.T, g cappy.Game) *cappytest.Harness { return cappytest.Start(t, g) }
 
 func prepare(op, scenario string, params map[string]any, pres protocol.Presentation) *protocol.PrepareScenario {
 	if params == nil {
@@ -148,7 +148,7 @@ func prepare(op, scenario string, params map[string]any, pres protocol.Presentat
 func opMsg(typ, op string) *protocol.OpMessage { return &protocol.OpMessage{Type: typ, Op: op} }
 
 // runScenario prepares, starts and collects one scenario.
-func runScenario(h *adaptertest.Harness, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
+func runScenario(h *cappytest.Harness, op, scenario string, params map[string]any, pres protocol.Presentation) ([]protocol.Event, *protocol.AdapterMessage) {
 	h.T.Helper()
 	h.Send(prepare(op, scenario, params, pres))
 	h.Expect("ready", op)
@@ -168,7 +168,7 @@ func TestHandshakeAndRequestInTheSameBurst(t *testing.T) {
 	}
 	// welcome and the first request in one TCP write: the request must not
 	// be lost behind the welcome.
-	h.Send(adaptertest.Welcome(), prepare("op_1", "count", map[string]any{"n": 5.0}, nil))
+	h.Send(cappytest.Welcome(), prepare("op_1", "count", map[string]any{"n": 5.0}, nil))
 	sc := h.Expect("scenarios", "").Scenarios
 	if len(sc.Scenarios) != 5 || sc.Scenarios[0].ID != "count" {
 		t.Fatalf("registry = %+v", sc.Scenarios)
@@ -200,7 +200,7 @@ func TestHandshakeAndRequestInTheSameBurst(t *testing.T) {
 func TestRequestsBeforeWelcomeAreKeptInOrder(t *testing.T) {
 	h := startRun(t, newTestGame())
 	h.Expect("hello", "")
-	h.Send(adaptertest.Welcome(), &protocol.ListScenarios{Type: "list_scenarios"},
+	h.Send(cappytest.Welcome(), &protocol.ListScenarios{Type: "list_scenarios"},
 		prepare("op_1", "count", map[string]any{"n": 1.0}, nil), opMsg("start", "op_1"))
 	h.Expect("scenarios", "")
 	h.Expect("scenarios", "")
@@ -243,7 +243,7 @@ func TestPingWhileOperationRunsAndCancel(t *testing.T) {
 	h.Send(opMsg("cancel", "op_1"))
 	select {
 	case err := <-g.afterCanc:
-		if !errors.Is(err, adapter.ErrCancelled) {
+		if !errors.Is(err, cappy.ErrCancelled) {
 			t.Fatalf("Emit after cancel = %v, want ErrCancelled", err)
 		}
 	case <-h.Ctx.Done():
@@ -291,7 +291,7 @@ func TestStopRecordingThenReplay(t *testing.T) {
 		t.Fatalf("recording ended with %s %+v, want completed with a replay", end.Type, end.Failed)
 	}
 	replay := end.Completed.Replay
-	data, err := adapter.DecodeInline(replay)
+	data, err := cappy.DecodeInline(replay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestRejectIsAnErrorNamingTheCode(t *testing.T) {
 	h.Peer.Close()
 	select {
 	case err := <-h.RunErr:
-		var rej *adapter.RejectError
+		var rej *cappy.RejectError
 		if !errors.As(err, &rej) || rej.Code != protocol.CappyUnauthenticated || !strings.Contains(err.Error(), protocol.CappyUnauthenticated) {
 			t.Fatalf("Run = %v, want a RejectError naming %s", err, protocol.CappyUnauthenticated)
 		}
@@ -401,7 +401,7 @@ func TestGameFailures(t *testing.T) {
 	if _, end := runScenario(h, "op_1", "fail", nil, nil); end.Failed == nil || end.Failed.Code != "BOOM" || !strings.Contains(end.Failed.Message, "on purpose") {
 		t.Fatalf("fail scenario ended with %s %+v", end.Type, end.Failed)
 	}
-	if _, end := runScenario(h, "op_2", "panic", nil, nil); end.Failed == nil || end.Failed.Code != adapter.CodeAdapterError || !strings.Contains(end.Failed.Message, "kaboom") {
+	if _, end := runScenario(h, "op_2", "panic", nil, nil); end.Failed == nil || end.Failed.Code != cappy.CodeAdapterError || !strings.Contains(end.Failed.Message, "kaboom") {
 		t.Fatalf("panic scenario ended with %s %+v", end.Type, end.Failed)
 	}
 	// The adapter survives both.
@@ -444,7 +444,7 @@ func TestRecordingWithoutCapability(t *testing.T) {
 	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyCapabilityMissing {
 		t.Fatalf("got %+v", m.Failed)
 	}
-	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: adapter.InlineReplay([]byte("x"), "test/v1")})
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: cappy.InlineReplay([]byte("x"), "test/v1")})
 	if m := h.Expect("failed", "op_2"); m.Failed.Code != protocol.CappyReplayUnsupported {
 		t.Fatalf("got %+v", m.Failed)
 	}
@@ -468,7 +468,7 @@ func TestRunEndsWhenTheControllerCloses(t *testing.T) {
 	case <-h.Ctx.Done():
 		t.Fatal("Run did not return after the controller closed")
 	}
-	if err := <-g.afterCanc; !errors.Is(err, adapter.ErrDisconnected) {
+	if err := <-g.afterCanc; !errors.Is(err, cappy.ErrDisconnected) {
 		t.Fatalf("Emit after the connection closed = %v, want ErrDisconnected", err)
 	}
 }
@@ -529,22 +529,22 @@ func TestRunReturnsWhenItsContextEnds(t *testing.T) {
 func TestRunNeedsEndpointAndToken(t *testing.T) {
 	t.Setenv("CAPPY_ENDPOINT", "")
 	t.Setenv("CAPPY_SESSION_TOKEN", "")
-	err := adapter.Run(context.Background(), newTestGame(), nil)
+	err := cappy.Run(context.Background(), newTestGame(), nil)
 	if err == nil || !strings.Contains(err.Error(), "CAPPY_ENDPOINT") {
 		t.Fatalf("Run without endpoint = %v", err)
 	}
-	err = adapter.Run(context.Background(), newTestGame(), &adapter.Options{Endpoint: "ws://127.0.0.1:1"})
+	err = cappy.Run(context.Background(), newTestGame(), &cappy.Options{Endpoint: "ws://127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "CAPPY_SESSION_TOKEN") {
 		t.Fatalf("Run without token = %v", err)
 	}
-	err = adapter.Run(context.Background(), newTestGame(), &adapter.Options{Endpoint: "http://127.0.0.1:1", Token: "x"})
+	err = cappy.Run(context.Background(), newTestGame(), &cappy.Options{Endpoint: "http://127.0.0.1:1", Token: "x"})
 	if err == nil || !strings.Contains(err.Error(), "ws://") {
 		t.Fatalf("Run with an http endpoint = %v", err)
 	}
 }
 
 func TestRunReadsTheEnvironment(t *testing.T) {
-	ctl, err := adaptertest.NewController()
+	ctl, err := cappytest.NewController()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +554,7 @@ func TestRunReadsTheEnvironment(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- adapter.Run(ctx, newTestGame(), nil) }()
+	go func() { done <- cappy.Run(ctx, newTestGame(), nil) }()
 	peer, err := ctl.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -592,7 +592,7 @@ func TestPresentationNeedsCapability(t *testing.T) {
 	if m := h.Expect("failed", "op_1"); m.Failed.Code != protocol.CappyCapabilityMissing || !strings.Contains(m.Failed.Message, protocol.CapTimeScale) {
 		t.Fatalf("timeScale without %s: %+v", protocol.CapTimeScale, m.Failed)
 	}
-	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: adapter.InlineReplay([]byte(`{}`), "test/v1"), Presentation: protocol.Presentation{"camera": "c"}})
+	h.Send(&protocol.PrepareReplay{Type: "prepare_replay", Op: "op_2", Replay: cappy.InlineReplay([]byte(`{}`), "test/v1"), Presentation: protocol.Presentation{"camera": "c"}})
 	if m := h.Expect("failed", "op_2"); m.Failed.Code != protocol.CappyCapabilityMissing || !strings.Contains(m.Failed.Message, protocol.CapAlternateCameras) {
 		t.Fatalf("camera without %s: %+v", protocol.CapAlternateCameras, m.Failed)
 	}

@@ -1,4 +1,4 @@
-package adaptertest
+package cappytest
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (p *Peer) CollectCapture(ctx context.Context, op string, req *protocol.Fram
 		}
 		switch {
 		case m.Op() != op:
-			return c, fmt.Errorf("adaptertest: %s for op %q while collecting %q", m.Type, m.Op(), op)
+			return c, fmt.Errorf("cappytest: %s for op %q while collecting %q", m.Type, m.Op(), op)
 		case m.Event != nil:
 			c.Events = append(c.Events, *m.Event)
 		case m.Frame != nil:
@@ -42,7 +42,7 @@ func (p *Peer) CollectCapture(ctx context.Context, op string, req *protocol.Fram
 			c.End = m
 			return c, nil
 		default:
-			return c, fmt.Errorf("adaptertest: unexpected %s while collecting %q", m.Type, op)
+			return c, fmt.Errorf("cappytest: unexpected %s while collecting %q", m.Type, op)
 		}
 	}
 }
@@ -50,13 +50,13 @@ func (p *Peer) CollectCapture(ctx context.Context, op string, req *protocol.Fram
 func checkFrame(req *protocol.FramesRequest, before []protocol.Frame, f *protocol.Frame) error {
 	switch {
 	case req == nil:
-		return fmt.Errorf("adaptertest: a frame (t=%v) when none were asked", f.T)
+		return fmt.Errorf("cappytest: a frame (t=%v) when none were asked", f.T)
 	case !slices.Contains(req.Formats, f.Mime):
-		return fmt.Errorf("adaptertest: frame t=%v is %s, not one of the offered %v", f.T, f.Mime, req.Formats)
+		return fmt.Errorf("cappytest: frame t=%v is %s, not one of the offered %v", f.T, f.Mime, req.Formats)
 	case f.Width > req.MaxWidth:
-		return fmt.Errorf("adaptertest: frame t=%v is %d px wide, over the asked %d", f.T, f.Width, req.MaxWidth)
+		return fmt.Errorf("cappytest: frame t=%v is %d px wide, over the asked %d", f.T, f.Width, req.MaxWidth)
 	case len(before) > 0 && f.T < before[len(before)-1].T:
-		return fmt.Errorf("adaptertest: frame t=%v goes back from %v", f.T, before[len(before)-1].T)
+		return fmt.Errorf("cappytest: frame t=%v goes back from %v", f.T, before[len(before)-1].T)
 	}
 	return protocol.CheckFrameImage(f.Mime, f.Width, f.Height, f.Data)
 }
@@ -69,7 +69,7 @@ func CheckFrameRate(frames []protocol.Frame, fps float64) error {
 		for j := i; j < len(frames); j++ {
 			w := frames[j].T - frames[i].T
 			if n := float64(j - i + 1); n > 2*fps*w/1000+2+1e-9 {
-				return fmt.Errorf("adaptertest: %v frames within %v ms (t %v to %v), over twice %g fps", n, w, frames[i].T, frames[j].T, fps)
+				return fmt.Errorf("cappytest: %v frames within %v ms (t %v to %v), over twice %g fps", n, w, frames[i].T, frames[j].T, fps)
 			}
 		}
 	}

@@ -1,8 +1,8 @@
-// Package adaptertest is a minimal, scriptable Cappy controller for testing
+// Package cappytest is a minimal, scriptable Cappy controller for testing
 // game adapters: a WebSocket server on 127.0.0.1 whose test drives the
 // protocol by hand and decodes what the adapter sends with the
 // controller's strict rules (protocol.DecodeAdapterMessage).
-package adaptertest
+package cappytest
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -46,8 +46,8 @@ func NewController() (*Controller, error) {
 }
 
 // Options returns adapter options pointing at this controller.
-func (c *Controller) Options() *adapter.Options {
-	return &adapter.Options{Endpoint: c.Endpoint, Token: c.Token, DialTimeout: 5 * time.Second}
+func (c *Controller) Options() *cappy.Options {
+	return &cappy.Options{Endpoint: c.Endpoint, Token: c.Token, DialTimeout: 5 * time.Second}
 }
 
 // Close stops listening (accepted connections stay open; close their Peers).
@@ -69,7 +69,7 @@ func (c *Controller) Accept(ctx context.Context) (*Peer, error) {
 	case p := <-c.peers:
 		return p, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("adaptertest: no adapter connected: %w", ctx.Err())
+		return nil, fmt.Errorf("cappytest: no adapter connected: %w", ctx.Err())
 	}
 }
 
@@ -107,11 +107,11 @@ func (p *Peer) Recv(ctx context.Context) (*protocol.AdapterMessage, error) {
 		return nil, err
 	}
 	if typ != websocket.MessageText {
-		return nil, errors.New("adaptertest: binary frame from the adapter")
+		return nil, errors.New("cappytest: binary frame from the adapter")
 	}
 	m, err := protocol.DecodeAdapterMessage(b)
 	if err != nil {
-		return nil, fmt.Errorf("adaptertest: invalid adapter message %s: %w", b, err)
+		return nil, fmt.Errorf("cappytest: invalid adapter message %s: %w", b, err)
 	}
 	return m, nil
 }
@@ -120,13 +120,13 @@ func (p *Peer) Recv(ctx context.Context) (*protocol.AdapterMessage, error) {
 func (p *Peer) Expect(ctx context.Context, typ, op string) (*protocol.AdapterMessage, error) {
 	m, err := p.Recv(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("adaptertest: waiting for %s: %w", typ, err)
+		return nil, fmt.Errorf("cappytest: waiting for %s: %w", typ, err)
 	}
 	if m.Type != typ {
-		return m, fmt.Errorf("adaptertest: got %s (%s), expected %s", m.Type, describe(m), typ)
+		return m, fmt.Errorf("cappytest: got %s (%s), expected %s", m.Type, describe(m), typ)
 	}
 	if op != "" && m.Op() != op {
-		return m, fmt.Errorf("adaptertest: %s is for op %q, expected %q", typ, m.Op(), op)
+		return m, fmt.Errorf("cappytest: %s is for op %q, expected %q", typ, m.Op(), op)
 	}
 	return m, nil
 }
@@ -146,7 +146,7 @@ func (p *Peer) Handshake(ctx context.Context, token string) (*protocol.Hello, *p
 		return nil, nil, err
 	}
 	if m.Hello.Token != token {
-		return m.Hello, nil, fmt.Errorf("adaptertest: hello token %q, expected %q", m.Hello.Token, token)
+		return m.Hello, nil, fmt.Errorf("cappytest: hello token %q, expected %q", m.Hello.Token, token)
 	}
 	if err := p.Send(ctx, Welcome()); err != nil {
 		return m.Hello, nil, err
@@ -168,13 +168,13 @@ func (p *Peer) Collect(ctx context.Context, op string) ([]protocol.Event, *proto
 		}
 		switch {
 		case m.Op() != op:
-			return evs, m, fmt.Errorf("adaptertest: %s for op %q while collecting %q", m.Type, m.Op(), op)
+			return evs, m, fmt.Errorf("cappytest: %s for op %q while collecting %q", m.Type, m.Op(), op)
 		case m.Event != nil:
 			evs = append(evs, *m.Event)
 		case m.Completed != nil, m.Failed != nil:
 			return evs, m, nil
 		default:
-			return evs, m, fmt.Errorf("adaptertest: unexpected %s while collecting %q", m.Type, op)
+			return evs, m, fmt.Errorf("cappytest: unexpected %s while collecting %q", m.Type, op)
 		}
 	}
 }
@@ -184,7 +184,7 @@ func (p *Peer) Close() error { return p.Conn.Close(websocket.StatusNormalClosure
 
 // Welcome is the controller's welcome.
 func Welcome() *protocol.Welcome {
-	return &protocol.Welcome{Type: "welcome", Protocol: protocol.CappyProtocolVersion, Controller: protocol.NameVersion{Name: "adaptertest", Version: "0"}}
+	return &protocol.Welcome{Type: "welcome", Protocol: protocol.CappyProtocolVersion, Controller: protocol.NameVersion{Name: "cappytest", Version: "0"}}
 }
 
 // corkWriter hands websocket.Accept a connection whose writes can be held

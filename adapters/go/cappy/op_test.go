@@ -1,4 +1,4 @@
-package adapter_test
+package cappy_test
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy/adapter/adaptertest"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy"
+	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-func localOp(t *testing.T) (*adapter.Op, *[]protocol.Event, func(), context.CancelFunc) {
+func localOp(t *testing.T) (*cappy.Op, *[]protocol.Event, func(), context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var evs []protocol.Event
-	op, stop := adapter.NewLocalOp(ctx, "op_local", func(e protocol.Event) error {
+	op, stop := cappy.NewLocalOp(ctx, "op_local", func(e protocol.Event) error {
 		evs = append(evs, e)
 		return nil
 	})
@@ -150,30 +150,30 @@ func TestLocalOpStopAndCancel(t *testing.T) {
 
 func TestInlineReplay(t *testing.T) {
 	data := []byte(`{"format":"x","inputs":"aabbc"}`)
-	r := adapter.InlineReplay(data, "x/v1")
+	r := cappy.InlineReplay(data, "x/v1")
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := adapter.DecodeInline(r)
+	got, err := cappy.DecodeInline(r)
 	if err != nil || string(got) != string(data) || r.Format != "x/v1" {
 		t.Fatalf("DecodeInline = %q, %v", got, err)
 	}
 	tampered := *r
-	tampered.Data = adapter.InlineReplay([]byte("other"), "x/v1").Data
-	var f *adapter.Failure
-	if _, err := adapter.DecodeInline(&tampered); !errors.As(err, &f) || f.Code != protocol.CappyReplayInvalid {
+	tampered.Data = cappy.InlineReplay([]byte("other"), "x/v1").Data
+	var f *cappy.Failure
+	if _, err := cappy.DecodeInline(&tampered); !errors.As(err, &f) || f.Code != protocol.CappyReplayInvalid {
 		t.Fatalf("tampered replay: %v", err)
 	}
-	big := adapter.InlineReplay(make([]byte, protocol.MaxInlineReplayBytes+1), "x/v1")
-	if _, err := adapter.DecodeInline(big); !errors.As(err, &f) || f.Code != protocol.CappyReplayInvalid || !strings.Contains(err.Error(), "1048576") {
+	big := cappy.InlineReplay(make([]byte, protocol.MaxInlineReplayBytes+1), "x/v1")
+	if _, err := cappy.DecodeInline(big); !errors.As(err, &f) || f.Code != protocol.CappyReplayInvalid || !strings.Contains(err.Error(), "1048576") {
 		t.Fatalf("oversized replay: %v", err)
 	}
-	if _, err := adapter.DecodeInline(&protocol.ReplayPayload{Kind: "file"}); err == nil {
+	if _, err := cappy.DecodeInline(&protocol.ReplayPayload{Kind: "file"}); err == nil {
 		t.Fatal("a file replay decoded inline")
 	}
 	bad := *r
 	bad.Data = "!!!"
-	if _, err := adapter.DecodeInline(&bad); err == nil {
+	if _, err := cappy.DecodeInline(&bad); err == nil {
 		t.Fatal("invalid base64 accepted")
 	}
 }
@@ -184,28 +184,28 @@ func TestFileReplay(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := adapter.FileReplay(path, "x/v1")
+	r, err := cappy.FileReplay(path, "x/v1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Validate(); err != nil || r.Bytes != int64(len(data)) || r.Path != path {
 		t.Fatalf("FileReplay = %+v, %v", r, err)
 	}
-	if inl := adapter.InlineReplay(data, "x/v1"); inl.SHA256 != r.SHA256 {
+	if inl := cappy.InlineReplay(data, "x/v1"); inl.SHA256 != r.SHA256 {
 		t.Fatal("file and inline hashes differ")
 	}
-	got, err := adapter.ReadReplay(r, 0)
+	got, err := cappy.ReadReplay(r, 0)
 	if err != nil || string(got) != string(data) {
 		t.Fatalf("ReadReplay: %v", err)
 	}
-	if _, err := adapter.ReadReplay(r, 10); err == nil {
+	if _, err := cappy.ReadReplay(r, 10); err == nil {
 		t.Fatal("size limit ignored")
 	}
 	os.WriteFile(path, []byte(strings.Repeat("replay-dat! ", 1000)), 0o600)
-	if _, err := adapter.ReadReplay(r, 0); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+	if _, err := cappy.ReadReplay(r, 0); err == nil || !strings.Contains(err.Error(), "SHA-256") {
 		t.Fatalf("changed file: %v", err)
 	}
-	if _, err := adapter.FileReplay(filepath.Join(t.TempDir(), "missing"), "x"); err == nil {
+	if _, err := cappy.FileReplay(filepath.Join(t.TempDir(), "missing"), "x"); err == nil {
 		t.Fatal("missing file accepted")
 	}
 }
@@ -213,11 +213,11 @@ func TestFileReplay(t *testing.T) {
 // benchGame's "bench" scenario emits n tiny events through the cheap path.
 type benchGame struct{ n int }
 
-func (g *benchGame) Info() adapter.Info {
-	return adapter.Info{Game: protocol.GameInfo{ID: "bench"}, Capabilities: []string{protocol.CapScenarios}}
+func (g *benchGame) Info() cappy.Info {
+	return cappy.Info{Game: protocol.GameInfo{ID: "bench"}, Capabilities: []string{protocol.CapScenarios}}
 }
 func (g *benchGame) Scenarios() []protocol.Scenario { return []protocol.Scenario{{ID: "bench"}} }
-func (g *benchGame) RunScenario(ctx context.Context, op *adapter.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
+func (g *benchGame) RunScenario(ctx context.Context, op *cappy.Op, _ string, _ map[string]any, _ protocol.Presentation) error {
 	buf := make([]byte, 0, 32)
 	for i := range g.n {
 		buf = append(buf[:0], `{"i":`...)
@@ -229,10 +229,10 @@ func (g *benchGame) RunScenario(ctx context.Context, op *adapter.Op, _ string, _
 	}
 	return nil
 }
-func (g *benchGame) Record(context.Context, *adapter.Op) (*protocol.ReplayPayload, error) {
+func (g *benchGame) Record(context.Context, *cappy.Op) (*protocol.ReplayPayload, error) {
 	return nil, errors.New("no")
 }
-func (g *benchGame) Replay(context.Context, *adapter.Op, *protocol.ReplayPayload, protocol.Presentation) error {
+func (g *benchGame) Replay(context.Context, *cappy.Op, *protocol.ReplayPayload, protocol.Presentation) error {
 	return errors.New("no")
 }
 
@@ -241,14 +241,14 @@ func (g *benchGame) Replay(context.Context, *adapter.Op, *protocol.ReplayPayload
 func BenchmarkEmitLoopback(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ctl, err := adaptertest.NewController()
+	ctl, err := cappytest.NewController()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ctl.Close()
 	g := &benchGame{n: b.N}
 	runErr := make(chan error, 1)
-	go func() { runErr <- adapter.Run(ctx, g, ctl.Options()) }()
+	go func() { runErr <- cappy.Run(ctx, g, ctl.Options()) }()
 	peer, err := ctl.Accept(ctx)
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package adapter
+package cappy
 
 import (
 	"context"
@@ -84,9 +84,9 @@ var (
 	// ErrFrameDropped: the frame was dropped (the worker was busy) or
 	// refused (over the asked rate), and counted in FrameStats. A game
 	// may ignore it.
-	ErrFrameDropped = errors.New("adapter: frame dropped")
+	ErrFrameDropped = errors.New("cappy: frame dropped")
 	// ErrNoFrames: the controller asked for no frames with this operation.
-	ErrNoFrames = errors.New("adapter: no frames were asked for this operation")
+	ErrNoFrames = errors.New("cappy: no frames were asked for this operation")
 )
 
 // Defaults of Options' frame settings.
@@ -248,7 +248,7 @@ func (o *Op) FrameDue(t float64) bool {
 // fo.Wait.
 func (o *Op) SendFrame(t float64, img image.Image, fo *FrameOptions) error {
 	if img == nil {
-		return errors.New("adapter: SendFrame with a nil image")
+		return errors.New("cappy: SendFrame with a nil image")
 	}
 	return o.handFrame(&frameJob{t: t, img: img}, fo)
 }
@@ -263,7 +263,7 @@ func (o *Op) SendFrame(t float64, img image.Image, fo *FrameOptions) error {
 // as a failed frame.
 func (o *Op) SendFrameFunc(t float64, render func() image.Image, fo *FrameOptions) error {
 	if render == nil {
-		return errors.New("adapter: SendFrameFunc with a nil renderer")
+		return errors.New("cappy: SendFrameFunc with a nil renderer")
 	}
 	return o.handFrame(&frameJob{t: t, render: render}, fo)
 }
@@ -278,11 +278,11 @@ func (o *Op) handFrame(j *frameJob, fo *FrameOptions) error {
 		opt = *fo
 	}
 	if !(j.t >= 0) || math.IsInf(j.t, 1) {
-		return fmt.Errorf("adapter: frame t must be a finite, non-negative number of milliseconds, got %v", j.t)
+		return fmt.Errorf("cappy: frame t must be a finite, non-negative number of milliseconds, got %v", j.t)
 	}
 	if opt.Reason != "" {
 		if err := protocol.CheckEventFields(0, opt.Reason, nil); err != nil {
-			return fmt.Errorf("adapter: frame reason %.64q: %w", opt.Reason, err)
+			return fmt.Errorf("cappy: frame reason %.64q: %w", opt.Reason, err)
 		}
 	}
 	j.reason = opt.Reason
@@ -334,7 +334,7 @@ func (f *framer) admit(j *frameJob, opt FrameOptions) error {
 		return ErrOpDone
 	}
 	if j.t < f.lastT {
-		return fmt.Errorf("adapter: frame t %v goes back from %v", j.t, f.lastT)
+		return fmt.Errorf("cappy: frame t %v goes back from %v", j.t, f.lastT)
 	}
 	k := f.slot(j.t)
 	if k <= f.usedSlot {
