@@ -297,12 +297,14 @@ func TestBrowserGame(t *testing.T) {
 		}
 	}
 
-	// A freeform recording of the autopilot's input, then its replay at
-	// half speed: the same events, the same simulation.
-	rec := a.callS("start_recording", nil)
+	// A freeform recording of the autopilot's input with frames, then its
+	// replay at half speed with frames: the same events, the same
+	// simulation, and the same pictures at the same simulation time.
+	rec := a.callS("start_recording", map[string]any{"frames": 10})
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		st := a.callS("capture_status", nil)
-		if ev, _ := field(st, "active", "events").(float64); ev >= 8 {
+		ev, _ := field(st, "active", "events").(float64)
+		if lastT, _ := field(st, "active", "lastT").(float64); ev >= 8 && lastT >= 4000 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -313,10 +315,21 @@ func TestBrowserGame(t *testing.T) {
 	if stopped["status"] != "completed" || field(stopped, "replay", "format") != "phaser-arena/v1" {
 		t.Fatalf("stop_recording: %v", stopped)
 	}
-	rp := a.played("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5}})
+	if stored, _ := field(stopped, "frames", "stored").(float64); stored < 20 {
+		t.Fatalf("the recording stored %v frames: %v", field(stopped, "frames"), stopped)
+	}
+	rp := a.played("replay", map[string]any{"op": rec["op"], "presentation": map[string]any{"timeScale": 0.5}, "frames": 10})
 	if rp["status"] != "completed" || field(rp, "divergence", "identical") != true || field(rp, "divergence", "compared") != stopped["events"] {
 		t.Fatalf("replay at timeScale 0.5: %v", rp)
 	}
+	// The pictures were compared, frame for frame at the same simulation
+	// time, and look the same: the presentation changed when they were
+	// shown, not what.
+	vd, _ := rp["visualDivergence"].(map[string]any)
+	if compared, _ := field(vd, "compared").(float64); vd == nil || vd["identical"] != true || compared < 10 {
+		t.Fatalf("the half-speed replay's pictures: %v (recording frames %v, replay frames %v)", vd, field(stopped, "frames"), field(rp, "frames"))
+	}
+	t.Logf("visual comparison of the half-speed replay: %v", vd)
 	if rp["lastT"].(float64) < 1.9*stopped["lastT"].(float64) {
 		t.Fatalf("the half-speed replay's presented time %v is not twice the recording's %v", rp["lastT"], stopped["lastT"])
 	}

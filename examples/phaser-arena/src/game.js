@@ -21,7 +21,8 @@ let acc = 0;
 let presented = 0; // the running operation's presented ms
 
 function startRun(sim, input, op, maxTicks = Infinity) {
-  run = { sim, input, op, maxTicks, inputs: [], stopping: false, ended: null };
+  // view: where the follow camera looks, from the run's first tick on.
+  run = { sim, input, op, maxTicks, inputs: [], stopping: false, finished: false, ended: null, view: { x: sim.player.x, y: sim.player.y } };
   run.done = new Promise((resolve) => { run.ended = resolve; });
   acc = 0;
   return run;
@@ -32,21 +33,43 @@ function idle() {
   startRun(new Sim({ seed: 7, mode: 'arena', tuning: TUNING }), (sim) => autopilot(sim, jitter), null);
 }
 
+/**
+ * The follow camera trails the player, stepped with the simulation's ticks
+ * (not with drawn frames): a tick looks the same at any timeScale and any
+ * frame rate.
+ */
+const FOLLOW_LERP = 0.12;
+function follow(r) {
+  r.view.x += (r.sim.player.x - r.view.x) * FOLLOW_LERP;
+  r.view.y += (r.sim.player.y - r.view.y) * FOLLOW_LERP;
+}
+
 /** Advances the run by a frame's worth of presented time (delta ms). */
 function advance(delta) {
   if (!run) return;
+  const r = run;
   acc += delta * timeScale;
   for (let n = 0; acc >= TICK_MS && n < 20; n++) {
-    acc -= TICK_MS;
-    const r = run;
+    // A frame due at this tick is drawn before the next step: each frame
+    // shows the tick of its t, in a recording and in its replay at any
+    // timeScale alike (the rest of acc waits for the next drawn frame).
+    if (r.op && r.op.frameDue(r.sim.simT / timeScale)) break;
     if (r.sim.over || r.stopping || r.sim.tick >= r.maxTicks) {
-      r.ended(r);
-      if (run === r) idle();
+      if (!r.finished) {
+        r.finished = true;
+        r.ended(r);
+        // The last tick stays on screen until the operation is over (its
+        // last frames show it), then the attract mode plays.
+        if (!r.op) idle();
+        else r.op.done.then(() => { if (run === r) idle(); });
+      }
       return;
     }
+    acc -= TICK_MS;
     const mask = r.input(r.sim);
     r.inputs.push(mask);
     r.sim.step(mask);
+    follow(r);
   }
 }
 
@@ -77,10 +100,11 @@ const cappy = new Cappy({
   cameras: ['follow', 'overview'],
   logger: console,
   hooks: {
-    // The presented clock of an operation: its simulation time shown at
-    // timeScale, so frames line up with the events (t = simT / timeScale).
+    // The presented clock of an operation: the simulation time of the tick
+    // on screen, shown at timeScale, so frames line up with the events
+    // (t = simT / timeScale) and show what their t says.
     now(op) {
-      if (run?.op === op) presented = (run.sim.simT + acc) / timeScale;
+      if (run?.op === op) presented = run.sim.simT / timeScale;
       return presented;
     },
     timeScale(s) { timeScale = s; presented = 0; },
@@ -152,19 +176,18 @@ let scene;
 let gfx;
 let hud;
 
+let camera = 'follow';
+
 function useCamera(name) {
+  camera = name;
   const cam = scene.cameras.main;
   if (name === 'overview') {
-    cam.stopFollow();
     cam.setZoom(1);
     cam.centerOn(WIDTH / 2, HEIGHT / 2);
   } else {
     cam.setZoom(1.8);
-    cam.startFollow(followTarget, true, 0.2, 0.2);
   }
 }
-
-const followTarget = { x: WIDTH / 2, y: HEIGHT / 2 };
 
 function draw() {
   gfx.clear();
@@ -177,9 +200,10 @@ function draw() {
   for (const b of s.bullets) gfx.fillStyle(0xffe066, 1).fillCircle(b.x, b.y, 3);
   for (const e of s.enemies) gfx.fillStyle(0xe8554e, 1).fillCircle(e.x, e.y, 10);
   gfx.fillStyle(0x4ea3e8, 1).fillRect(s.player.x - 8, s.player.y - 8, 16, 16);
-  followTarget.x = s.player.x;
-  followTarget.y = s.player.y;
-  hud.setText(`score ${s.score}   hp ${s.player.hp}   wave ${s.wave}${run.op ? `   ${run.op.kind}` : ''}`);
+  if (camera === 'follow') scene.cameras.main.centerOn(run.view.x, run.view.y);
+  // The same for a recording and its replays: what is shown depends on the
+  // simulation only.
+  hud.setText(`score ${s.score}   hp ${s.player.hp}   wave ${s.wave}`);
 }
 
 const game = new Phaser.Game({
