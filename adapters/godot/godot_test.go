@@ -447,24 +447,6 @@ func TestArenaRecordAndReplay(t *testing.T) {
 	}
 }
 
-// TestExampleShipsTheAddon: the example's copy of the addon is the addon.
-func TestExampleShipsTheAddon(t *testing.T) {
-	src := filepath.Join("addons", "cappy")
-	dst := filepath.Join("..", "..", "examples", "godot-arena", "addons", "cappy")
-	want, _ := filepath.Glob(filepath.Join(src, "*"))
-	got, _ := filepath.Glob(filepath.Join(dst, "*"))
-	if len(want) == 0 || len(want) != len(got) {
-		t.Fatalf("the addon has %d files, the example's copy %d: cp -r adapters/godot/addons/cappy examples/godot-arena/addons/", len(want), len(got))
-	}
-	for _, p := range want {
-		a, _ := os.ReadFile(p)
-		b, err := os.ReadFile(filepath.Join(dst, filepath.Base(p)))
-		if err != nil || string(a) != string(b) {
-			t.Fatalf("examples/godot-arena/addons/cappy/%s differs from the addon's: cp -r adapters/godot/addons/cappy examples/godot-arena/addons/", filepath.Base(p))
-		}
-	}
-}
-
 // TestProbeMisbehaviour: a GDScript error in a scenario fails it with
 // SCRIPT_ERROR naming the script and line (it does not hang), with or
 // without an await before it; a paused tree still answers; a game without

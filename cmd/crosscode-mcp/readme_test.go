@@ -164,6 +164,37 @@ func TestReadmeCommands(t *testing.T) {
 				if rel, ok := strings.CutPrefix(pkg, modPath+"/"); !ok || !fileExists(filepath.Join("..", "..", rel, "main.go")) {
 					t.Fatalf("%s is not a command of module %s", pkg, modPath)
 				}
+			case strings.HasPrefix(line, "cp -r adapters/godot/addons "):
+				// Installing the Godot addon into the example (the
+				// repository keeps one copy of it), in a copy of the two:
+				// the addon lands where the example's project.godot
+				// loads it from.
+				root, err := filepath.Abs(filepath.Join("..", ".."))
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := t.TempDir()
+				for _, d := range []string{"adapters/godot/addons", "examples/godot-arena"} {
+					if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(d)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if out, err := exec.Command("cp", "-r", filepath.Join(root, d), filepath.Join(dir, filepath.Dir(d))).CombinedOutput(); err != nil {
+						t.Fatalf("%v\n%s", err, out)
+					}
+				}
+				example := filepath.Join(dir, "examples", "godot-arena")
+				os.RemoveAll(filepath.Join(example, "addons")) // a copy installed by hand
+				if out, err := run(t, dir, args, time.Minute); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				project, err := os.ReadFile(filepath.Join(example, "project.godot"))
+				m := regexp.MustCompile(`"\*res://(addons/cappy/[a-z_]+\.gd)"`).FindSubmatch(project)
+				if err != nil || m == nil {
+					t.Fatalf("the example's project.godot loads no Cappy autoload (%v)", err)
+				}
+				if !fileExists(filepath.Join(example, filepath.FromSlash(string(m[1])))) {
+					t.Fatalf("after %q, the example has no %s", line, m[1])
+				}
 			case args[0] != "crosscode-mcp":
 				t.Fatalf("the README runs %q: teach this test how to run it", line)
 			case args[1] == "serve":
