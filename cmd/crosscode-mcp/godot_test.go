@@ -24,15 +24,67 @@ import (
 // godotArena copies the Godot example into a fresh repository at
 // examples/godot-arena (its capture config's game.cwd) and returns the
 // repository and the example's capture config, with `godot` on PATH being
-// the launcher into the Debian unstable tree.
+// Godot as on a machine with a display (see displayGodot).
 func godotArena(t *testing.T) (g sysdeps.Godot, repo, config, path string) {
 	t.Helper()
 	g = sysdeps.NeedGodot(t)
 	repo = gitRepo(t)
 	g.Project(t, "examples/godot-arena", filepath.Join(repo, "examples", "godot-arena"))
 	config = filepath.Join(repo, "examples", "godot-arena", ".crosscode", "capture.json")
-	path = "PATH=" + g.BinDir(t) + string(os.PathListSeparator) + os.Getenv("PATH")
+	path = "PATH=" + displayGodot(t, g) + string(os.PathListSeparator) + os.Getenv("PATH")
 	return g, repo, config, path
+}
+
+// displayGodot returns a directory holding `godot` that stands for Godot
+// on a machine with a display: it renders, here under Xvfb with the
+// opengl3 renderer in the Debian unstable tree (scripts/godot-chroot
+// --xvfb), unless --headless is among its arguments, then it draws nothing
+// (scripts/godot-chroot, headless).
+func displayGodot(t *testing.T, g sysdeps.Godot) string {
+	t.Helper()
+	dir := t.TempDir()
+	launcher := "'" + strings.ReplaceAll(g.Launcher, "'", `'\''`) + "'"
+	script := "#!/bin/sh\n# Godot on a machine with a display: it renders unless told --headless.\n" +
+		"for a in \"$@\"; do\n\tif [ \"$a\" = --headless ]; then exec " + launcher + " \"$@\"; fi\ndone\n" +
+		"exec " + launcher + " --xvfb \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "godot"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// exampleCommand is the example's capture config as shipped: its game
+// command, which must not be headless (an agent playing the example sees
+// its pictures), and the whole config.
+func exampleCommand(t *testing.T, config string) (cmd []any, cfg map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(config)
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ = cfg["game"].(map[string]any)["command"].([]any)
+	if len(cmd) == 0 || cmd[0] != "godot" || slices.Contains(cmd, any("--headless")) {
+		t.Fatalf("the example's game.command is not godot with a picture: %v", cmd)
+	}
+	return cmd, cfg
+}
+
+// headlessConfig writes the example's capture config with the README's
+// one-line change for a machine that cannot render ("--headless" after
+// "godot") and returns its path.
+func headlessConfig(t *testing.T, config string) string {
+	t.Helper()
+	cmd, cfg := exampleCommand(t, config)
+	cfg["game"].(map[string]any)["command"] = append([]any{cmd[0], "--headless"}, cmd[1:]...)
+	path := filepath.Join(t.TempDir(), "capture.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // launchGodot launches the game with list_scenarios and returns its
@@ -87,13 +139,15 @@ func godotPID(t *testing.T, pgid int) int {
 }
 
 // TestCaptureWithGodot runs the real stdio server with the Godot example's
-// capture config and the real Godot 4.6 (Debian unstable, in its tree):
+// capture config, headless (the README's one-line change for machines that
+// cannot render), and the real Godot 4.6 (Debian unstable, in its tree):
 // handshake, scenarios with parameters, the game's own failure, cancel, a
 // recording of scripted input and its replays (also at half speed), a
 // divergence once the game's code changed, and a killed game relaunched.
 func TestCaptureWithGodot(t *testing.T) {
 	t.Parallel() // mostly waiting on the engine: overlaps the package's other tests
 	_, repo, config, path := godotArena(t)
+	config = headlessConfig(t, config)
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo,
 		args: []string{"--actor", "ada@example.com", "--capture-config", config}, env: []string{path}})
 
@@ -107,6 +161,9 @@ func TestCaptureWithGodot(t *testing.T) {
 	st := a.call("capture_status", nil)
 	if field(st, "adapter", "name") != "cappy-godot" || field(st, "game", "running") != true || field(st, "game", "launches") != 1.0 {
 		t.Fatalf("after launch: %v", st)
+	}
+	if caps := fmt.Sprint(field(st, "adapter", "capabilities")); strings.Contains(caps, "frames") {
+		t.Fatalf("headless, the game offers frames: %v", caps)
 	}
 
 	run := a.call("run_scenario", map[string]any{"scenario": "boss_fight", "parameters": map[string]any{"difficulty": 1, "hero": "mage"}})
@@ -180,44 +237,21 @@ func TestCaptureWithGodot(t *testing.T) {
 	}
 }
 
-// TestCaptureGodotFrames: the same example with --headless off, under
-// Xvfb with the opengl3 renderer (the launcher's --xvfb stands where a
-// machine with a display would run godot itself): the game advertises
-// frames, a scenario comes back with its contact sheet, get_capture's
-// keyframes show the arena, not a blank image, and a recording's replay at
-// half speed shows the same pictures at the same simulation times.
+// TestCaptureGodotFrames: the example's capture config as shipped, as a
+// user who copies it runs it, with `godot` on PATH rendering as on a
+// machine with a display (here under Xvfb with the opengl3 renderer): the
+// agent gets pictures. The game advertises frames, a scenario comes back
+// with its contact sheet, get_capture's keyframes show the arena, not a
+// blank image, and a recording's replay at half speed shows the same
+// pictures at the same simulation times.
 func TestCaptureGodotFrames(t *testing.T) {
 	t.Parallel() // mostly waiting on the engine: overlaps the package's other tests
 	_, repo, config, path := godotArena(t)
-	var cfg map[string]any
-	b, err := os.ReadFile(config)
-	if err == nil {
-		err = json.Unmarshal(b, &cfg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	game := cfg["game"].(map[string]any)
-	var cmd []any
-	for _, arg := range game["command"].([]any) {
-		if arg == "--headless" {
-			arg = "--xvfb"
-		}
-		cmd = append(cmd, arg)
-	}
-	if !slices.Contains(cmd, any("--xvfb")) {
-		t.Fatalf("the example's game.command has no --headless to turn off: %v", game["command"])
-	}
-	game["command"] = cmd
-	shown := filepath.Join(t.TempDir(), "capture.json")
-	b, _ = json.Marshal(cfg)
-	if err := os.WriteFile(shown, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", shown}, env: []string{path}})
+	exampleCommand(t, config)
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", config}, env: []string{path}})
 	launchGodot(t, a)
 	if st := a.call("capture_status", nil); !strings.Contains(fmt.Sprint(field(st, "adapter", "capabilities")), "frames") {
-		t.Fatalf("no frames under Xvfb: %v", st)
+		t.Fatalf("the example's config as shipped offers no frames: %v", st)
 	}
 	run, imgs := a.callImages("run_scenario", map[string]any{"scenario": "boss_fight", "parameters": map[string]any{"difficulty": 1}})
 	if run["status"] != "completed" || len(imgs) != 1 || list(run, "pictures")[0]["kind"] != "contact_sheet" || field(run, "frames", "stored").(float64) < 3 {
