@@ -1,7 +1,7 @@
 package cappy
 
 import (
-	"os/exec"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,14 +12,11 @@ import (
 // Checking and launching in separate critical sections let two of them
 // launch now and then; many rounds make that show.
 func TestLauncherConcurrentStartsLaunchOnce(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep command")
-	}
 	const rounds, n = 200, 16
 	dir := t.TempDir()
 	for r := range rounds {
-		l := &Launcher{Command: []string{sleep, "10"}, LogPath: filepath.Join(dir, "game.log")}
+		// The test binary as a game that sleeps (TestMain).
+		l := &Launcher{Command: []string{os.Args[0]}, Env: map[string]string{"CAPPY_TEST_GAME": "sleep"}, LogPath: filepath.Join(dir, "game.log")}
 		var wg sync.WaitGroup
 		ready := make(chan struct{})
 		errs := make(chan error, n)

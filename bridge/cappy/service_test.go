@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 // the controller answered, and exits.
 func testGame(mode string) int {
 	fmt.Fprintln(os.Stderr, "test game starting:", mode)
+	if mode == "sleep" { // a game that never connects
+		time.Sleep(time.Hour)
+		return 0
+	}
 	if mode == "exit" {
 		fmt.Fprintln(os.Stderr, "fatal: could not load level 1")
 		return 3

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -34,11 +35,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// requireGit fails t when git is not installed (skips it under Wine,
+// where git cannot run).
 func requireGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	sysdeps.Need(t, "git")
 }
 
 // testRepo is a scratch repository in a temporary directory.
