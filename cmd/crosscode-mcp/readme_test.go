@@ -82,6 +82,7 @@ func TestReadmeCommands(t *testing.T) {
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 			"GOMODCACHE="+caches[0], "GOCACHE="+caches[1])
+		cmd.Env = append(cmd.Env, tempEnv(t)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -200,7 +201,7 @@ func TestReadmeCommands(t *testing.T) {
 			case args[1] == "serve":
 				dir := t.TempDir()
 				cmd := exec.Command(filepath.Join(bin, "crosscode-mcp"), args[1:]...)
-				cmd.Dir, cmd.Env = dir, append(os.Environ(), "PATH="+path)
+				cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "PATH="+path), tempEnv(t)...)
 				stdout, _ := cmd.StdoutPipe()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/scratch"
 )
+
+var held *scratch.Dir
 
 // TestMain makes the test binary an owner of a directory when
 // SCRATCH_TEST_OWNER names its parent: it prints the directory and waits to
@@ -24,7 +27,8 @@ func TestMain(m *testing.M) {
 		}
 		os.WriteFile(filepath.Join(d.Path(), "data"), []byte("x"), 0o600)
 		fmt.Println(d.Path())
-		select {}
+		held = d // the lock lives as long as d: unreachable, its file would be closed by a finalizer
+		time.Sleep(time.Hour) // (select {} would be a deadlock, which ends the process)
 	}
 	os.Exit(m.Run())
 }
