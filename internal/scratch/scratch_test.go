@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		}
 		os.WriteFile(filepath.Join(d.Path(), "data"), []byte("x"), 0o600)
 		fmt.Println(d.Path())
-		held = d // the lock lives as long as d: unreachable, its file would be closed by a finalizer
+		held = d              // the lock lives as long as d: unreachable, its file would be closed by a finalizer
 		time.Sleep(time.Hour) // (select {} would be a deadlock, which ends the process)
 	}
 	os.Exit(m.Run())
