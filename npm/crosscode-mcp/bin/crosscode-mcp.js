@@ -60,10 +60,13 @@ const binary = findBinary();
 const child = spawn(binary, process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
 
 // Pass these on to the child and let it decide how to end; the launcher
-// ends when the child does. (On Windows, kill() terminates the child.)
+// ends when the child does. On Windows the console sends Ctrl+C and close
+// events to the child itself, and kill() would terminate it at once: there
+// the launcher only keeps waiting for it.
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** @param {NodeJS.Signals} signal */
 function forward(signal) {
+  if (process.platform === 'win32') return;
   if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 }
 for (const signal of forwarded) process.on(signal, forward);
