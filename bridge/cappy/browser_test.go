@@ -202,10 +202,29 @@ func TestBrowserWithDevServer(t *testing.T) {
 	server := fmt.Sprintf(`setTimeout(() => require('http').createServer((q, s) => { console.log('GET ' + q.url); s.end('<!doctype html><script>console.error("page says hi")</script>'); }).listen(%d, '127.0.0.1'), 1000)`, port)
 	e := newEnv(t, nil)
 	logPath := filepath.Join(t.TempDir(), "game.log")
+	// What a launch killed with its controller (kill -9) left: its dir,
+	// with a profile whose singleton socket is in the temp dir.
+	tmp := t.TempDir()
+	staleSock := filepath.Join(os.TempDir(), fmt.Sprintf("org.chromium.Chromium.test%d", os.Getpid()))
+	if err := os.MkdirAll(filepath.Join(tmp, "crosscode-browser-1", "profile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(staleSock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(staleSock)
+	if err := os.Symlink(filepath.Join(staleSock, "SingletonSocket"), filepath.Join(tmp, "crosscode-browser-1", "profile", "SingletonSocket")); err != nil {
+		t.Fatal(err)
+	}
 	b := &BrowserLauncher{URL: fmt.Sprintf("http://127.0.0.1:%d/play?x=1", port), LogPath: logPath, Allow: e.ctrl.AllowOrigin,
-		Server: &Launcher{Command: []string{node, "-e", server}, LogPath: logPath}}
+		Server: &Launcher{Command: []string{node, "-e", server}, LogPath: logPath}, TempDir: tmp}
 	if err := b.Start(e.ctrl.Endpoint(), e.ctrl.Token()); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(tmp, "crosscode-browser-1"), staleSock} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("the launch left %s of a killed one (%v)", p, err)
+		}
 	}
 	eventually(t, "the page's console in the log", func() bool { return strings.Contains(b.Tail(4096), "[console.error] page says hi") })
 	tail := b.Tail(4096)
@@ -216,9 +235,25 @@ func TestBrowserWithDevServer(t *testing.T) {
 	if !in.Running || in.PID == 0 || in.Starts != 1 || !b.Server.Running() {
 		t.Fatalf("after Start: %+v, dev server running %v", in, b.Server.Running())
 	}
+	profiles, _ := filepath.Glob(filepath.Join(tmp, "crosscode-browser-*", "profile", "SingletonSocket"))
+	if len(profiles) != 1 {
+		t.Fatalf("the browser's profile in %s: %v", tmp, profiles)
+	}
+	sock, err := os.Readlink(profiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.Stop(5 * time.Second)
 	if b.Running() || b.Server.Running() || alive(in.PID) {
 		t.Fatalf("after Stop: browser running %v (pid %d alive %v), dev server running %v", b.Running(), in.PID, alive(in.PID), b.Server.Running())
+	}
+	// Nothing of the launch stays: its dir (profile and all) and the
+	// singleton socket's dir Chromium made in the temp dir.
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after Stop, %s holds %v", tmp, left)
+	}
+	if _, err := os.Stat(filepath.Dir(sock)); !os.IsNotExist(err) {
+		t.Errorf("after Stop, Chromium's %s is still there (%v)", filepath.Dir(sock), err)
 	}
 }
 
