@@ -76,8 +76,12 @@ func TestStdioCRLF(t *testing.T) {
 		return m
 	}
 	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"crlf","version":"1"}}}`+"\r\n")
-	if init := read(1); init["result"] == nil {
-		t.Fatalf("initialize: %v", init)
+	init := read(1)
+	info, _ := init["result"].(map[string]any)["serverInfo"].(map[string]any)
+	// The version alone ("dev" for a test build), not the whole line that
+	// `crosscode-mcp version` prints.
+	if info["name"] != "crosscode-mcp" || info["version"] != "dev" {
+		t.Fatalf("initialize's serverInfo: %v", init)
 	}
 	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\r\n")
 	io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\r\n")
