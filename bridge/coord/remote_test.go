@@ -46,19 +46,7 @@ func serveHub(t *testing.T, cfg hub.Config) (url, token string) {
 
 func remoteCoord(t *testing.T, url, token, actor string) *Coordinator {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "replica.db"), &store.Options{Projections: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Config{Workspace: "mygame", Store: st, Service: url, Token: token, Actor: actor, Replica: "rep_" + actor, Session: "ses_" + actor})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()); st.Close() })
-	return c
+	return remoteCoordAt(t, filepath.Join(t.TempDir(), "replica.db"), url, token, actor, "ses_"+actor)
 }
 
 // TestRemoteResyncAfterRetention: a replica whose cursor points into
