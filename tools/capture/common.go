@@ -264,7 +264,7 @@ func progress(ctx context.Context, req mcpgo.CallToolRequest) (listener func(sto
 		mu.Unlock()
 		srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
 			"progressToken": token, "progress": e.Seq,
-			"message": fmt.Sprintf("%s at t=%gms", sanitize.Line(e.Event, 80), e.T),
+			"message": fmt.Sprintf("%s at t=%s", sanitize.Line(e.Event, 80), cappy.FormatMs(e.T)),
 		})
 	}, func() { ended.Store(true) }
 }

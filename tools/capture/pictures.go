@@ -80,7 +80,7 @@ func newPictures(budget int) *pictures {
 // add attaches p, or notes it left out when it is over the budget.
 func (ps *pictures) add(p *cappy.Picture) {
 	if ps.used+p.Bytes > ps.budget {
-		ps.leftOut = append(ps.leftOut, fmt.Sprintf("%s at t=%gms (%s, %d bytes): over the %d-byte image budget of this result; ask for fewer, or a larger imageBudgetBytes", p.Kind, p.T, p.File, p.Bytes, ps.budget))
+		ps.leftOut = append(ps.leftOut, fmt.Sprintf("%s at t=%s (%s, %d bytes): over the %d-byte image budget of this result; ask for fewer, or a larger imageBudgetBytes", p.Kind, cappy.FormatMs(p.T), p.File, p.Bytes, ps.budget))
 		return
 	}
 	ps.used += p.Bytes
