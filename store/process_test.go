@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -162,5 +163,37 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	}
 	if ok, err := s.IntegrityCheck(context.Background()); err != nil || ok != "ok" {
 		t.Fatalf("integrity after kill: %v %q", err, ok)
+	}
+}
+
+// TestConcurrentFirstOpen: agents started at once in a fresh repository
+// all open its new database together (creating it, switching it to WAL,
+// migrating it); every one of them succeeds, however their locks meet.
+func TestConcurrentFirstOpen(t *testing.T) {
+	const rounds, n = 8, 8 // without the retry, a round in 20 or so failed here
+	for r := range rounds {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("fresh%d.db", r))
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		for range n {
+			wg.Go(func() {
+				<-start
+				s, err := Open(context.Background(), path, &Options{Projections: true})
+				if err != nil {
+					errs <- err
+					return
+				}
+				errs <- s.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", r, err)
+			}
+		}
 	}
 }

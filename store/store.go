@@ -23,7 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Options configure Open. A nil *Options means the defaults.
@@ -152,16 +153,25 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	var id [8]byte
 	rand.Read(id[:])
 	s := &Store{path: abs, projections: o.Projections, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
-	var mode string
-	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	// Making the database, switching it to WAL and its first recovery
+	// take locks that SQLite does not wait for with busy_timeout: agents
+	// started at once in a fresh repository meet there and get
+	// SQLITE_BUSY at once. Try again, for up to the busy timeout.
+	deadline := time.Now().Add(o.BusyTimeout)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err = setUpWriter(ctx, w)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(wait):
+			continue
+		}
+		break
 	}
-	if !strings.EqualFold(mode, "wal") {
-		w.Close()
-		return nil, fmt.Errorf("open store %s: journal_mode is %q, not wal (is it on a network filesystem?)", abs, mode)
-	}
-	if err := migrate(ctx, w); err != nil {
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
@@ -196,6 +206,26 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s.ckDone = make(chan struct{})
 	go s.checkpointer(100 * time.Millisecond)
 	return s, nil
+}
+
+// setUpWriter checks that the writer's connection is in WAL mode and
+// migrates the schema.
+func setUpWriter(ctx context.Context, w *sql.DB) error {
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, not wal (is it on a network filesystem?)", mode)
+	}
+	return migrate(ctx, w)
+}
+
+// isBusy reports an SQLITE_BUSY of any kind (a lock another connection
+// holds).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // prepareWriter prepares on w every statement the writer's transactions
