@@ -81,6 +81,16 @@ func tempEnv(t *testing.T) []string {
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// A browser the process launched can still be writing its profile for
+	// a moment after the process is gone (seen on a loaded machine:
+	// "unlinkat .../profile/Default: directory not empty"): this cleanup,
+	// which runs after the process's (registered later) and before
+	// t.TempDir's (which tries once), tries for a while.
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(20 * time.Second); os.RemoveAll(tmp) != nil && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	return []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}
 }
 
