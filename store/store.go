@@ -158,18 +158,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// started at once in a fresh repository meet there and get
 	// SQLITE_BUSY at once. Try again, for up to the busy timeout.
 	deadline := time.Now().Add(o.BusyTimeout)
-	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err = setUpWriter(ctx, w)
-		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(wait):
-			continue
-		}
-		break
+	wait := 2 * time.Millisecond
+	for err = setUpWriter(ctx, w); isBusy(err) && time.Now().Before(deadline) && ctx.Err() == nil; err = setUpWriter(ctx, w) {
+		time.Sleep(wait)
+		wait = min(2*wait, 100*time.Millisecond)
 	}
 	if err != nil {
 		w.Close()
