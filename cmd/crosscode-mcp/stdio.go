@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/crosscode/crosscode-mcp/mcp"
@@ -51,8 +50,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg.Toolsets = parseToolsets(*toolsets)
 	cfg.Logger = newLogger(stderr, *verbose)
-	info, _ := debug.ReadBuildInfo()
-	cfg.Version = resolveBuild(version, commit, date, info).Version // serverInfo.version: "1.2.3", or "dev"
+	cfg.Version = thisBuild().Version // serverInfo.version: "1.2.3", or "dev"
 	return mcp.Run(ctx, *cfg, stdin, stdout)
 }
 

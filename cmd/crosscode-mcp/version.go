@@ -33,9 +33,13 @@ type buildFacts struct {
 //
 //	crosscode-mcp 1.2.3 (commit abc123def456, built 2026-12-02T05:00:00Z, go1.26.8 linux/amd64)
 //	crosscode-mcp dev (commit abc123def456+dirty, go1.26.8 linux/amd64)
-func versionString() string {
+func versionString() string { return formatVersion(thisBuild()) }
+
+// thisBuild is what this binary knows of its build: the stamps, else its
+// build info.
+func thisBuild() buildFacts {
 	info, _ := debug.ReadBuildInfo() // nil when the binary has none
-	return formatVersion(resolveBuild(version, commit, date, info))
+	return resolveBuild(version, commit, date, info)
 }
 
 // resolveBuild prefers the release build's stamps; without them it takes
