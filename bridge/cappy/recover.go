@@ -11,6 +11,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/internal/scratch"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -38,25 +39,15 @@ func takeOwnerLock(frameDir string) (*ownerLock, error) {
 		return nil, fmt.Errorf("cappy: %w", err)
 	}
 	id := ids.New("ctl")
-	path := filepath.Join(dir, id+".lock")
-	fl := flock.New(path, flock.SetPermissions(0o600))
-	locked, err := fl.TryLock()
-	if err == nil && !locked {
-		err = errors.New("held by another process")
-	}
+	fl, err := scratch.Lock(filepath.Join(dir, id+".lock"))
 	if err != nil {
-		fl.Close()
-		return nil, fmt.Errorf("cappy: lock %s: %w", path, err)
+		return nil, fmt.Errorf("cappy: %w", err)
 	}
 	return &ownerLock{id: id, fl: fl}, nil
 }
 
-// release unlocks and removes the lock file (closed first: Windows removes
-// no open file).
-func (l *ownerLock) release() {
-	l.fl.Close()
-	os.Remove(l.fl.Path())
-}
+// release unlocks and removes the lock file.
+func (l *ownerLock) release() { scratch.Unlock(l.fl) }
 
 // ownerGone reports whether the controller id no longer runs: its lock
 // file is missing, or can be locked.
@@ -68,13 +59,11 @@ func ownerGone(frameDir, id string) bool {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return true
 	}
-	fl := flock.New(path)
-	locked, err := fl.TryLock()
-	fl.Close()
-	if err != nil || !locked {
+	fl := scratch.TakeIfFree(path)
+	if fl == nil {
 		return false // held: it runs (or cannot be told)
 	}
-	os.Remove(path)
+	scratch.Unlock(fl)
 	return true
 }
 

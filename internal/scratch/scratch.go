@@ -54,19 +54,16 @@ func create(parent, prefix string) (*Dir, error) {
 	}
 	lockPath := f.Name()
 	f.Close()
-	fl := flock.New(lockPath, flock.SetPermissions(0o600))
-	locked, err := fl.TryLock()
-	if err == nil && !locked {
-		err = errors.New("held by another process")
+	fl, err := Lock(lockPath)
+	if err != nil {
+		return nil, fmt.Errorf("scratch dir: %w", err)
 	}
-	if err == nil {
-		path := strings.TrimSuffix(lockPath, ".lock")
-		if err = os.Mkdir(path, 0o700); err == nil {
-			return &Dir{path: path, fl: fl}, nil
-		}
+	path := strings.TrimSuffix(lockPath, ".lock")
+	if err := os.Mkdir(path, 0o700); err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("scratch dir: %w", err)
 	}
-	fl.Close()
-	return nil, fmt.Errorf("scratch dir: lock %s: %w", lockPath, err)
+	return &Dir{path: path, fl: fl}, nil
 }
 
 // Path is the directory.
@@ -78,8 +75,7 @@ func (d *Dir) Path() string { return d.path }
 func (d *Dir) Remove() error {
 	err := removeAll(d.path)
 	if err == nil {
-		d.fl.Close()
-		os.Remove(d.fl.Path())
+		Unlock(d.fl)
 	}
 	return err
 }
@@ -143,10 +139,8 @@ func Sweep(parent, prefix string, onStale func(dir string)) int {
 // removeIfFree removes dir ("" for none; onStale first) and then the lock
 // file when the lock can be taken; it reports whether it did.
 func removeIfFree(lockPath, dir string, onStale func(string)) bool {
-	fl := flock.New(lockPath)
-	locked, err := fl.TryLock()
-	if err != nil || !locked {
-		fl.Close()
+	fl := TakeIfFree(lockPath)
+	if fl == nil {
 		return false // held: its owner runs (or it cannot be told)
 	}
 	if dir != "" && onStale != nil {
@@ -156,7 +150,6 @@ func removeIfFree(lockPath, dir string, onStale func(string)) bool {
 		fl.Close()
 		return false
 	}
-	fl.Close() // before removing: Windows removes no open file
-	os.Remove(lockPath)
+	Unlock(fl)
 	return true
 }
