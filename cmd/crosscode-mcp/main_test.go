@@ -26,6 +26,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/internal/fixture"
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/scratch"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -86,11 +87,7 @@ func tempEnv(t *testing.T) []string {
 	// "unlinkat .../profile/Default: directory not empty"): this cleanup,
 	// which runs after the process's (registered later) and before
 	// t.TempDir's (which tries once), tries for a while.
-	t.Cleanup(func() {
-		for deadline := time.Now().Add(20 * time.Second); os.RemoveAll(tmp) != nil && time.Now().Before(deadline); {
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	t.Cleanup(func() { scratch.RemoveAll(tmp, 20*time.Second) })
 	return []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}
 }
 

@@ -73,15 +73,17 @@ func (d *Dir) Path() string { return d.path }
 // child process, such as a browser's helper, still writes into it), then
 // releases and removes its lock file.
 func (d *Dir) Remove() error {
-	err := removeAll(d.path)
+	err := RemoveAll(d.path, 5*time.Second)
 	if err == nil {
 		Unlock(d.fl)
 	}
 	return err
 }
 
-func removeAll(path string) error {
-	deadline := time.Now().Add(5 * time.Second)
+// RemoveAll removes path, trying again for up to within while a process
+// that is ending (a browser's helper) still writes into it.
+func RemoveAll(path string, within time.Duration) error {
+	deadline := time.Now().Add(within)
 	for {
 		err := os.RemoveAll(path)
 		if err == nil || time.Now().After(deadline) {
