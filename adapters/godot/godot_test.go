@@ -580,7 +580,7 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 		t.Fatal("the second game died with the first")
 	}
 	// Only the launcher (unshare) killed: what it started dies with it.
-	if err := killProcess(second); err != nil {
+	if err := proctree.KillProcess(second); err != nil {
 		t.Fatal(err)
 	}
 	t0 = time.Now()
@@ -661,13 +661,4 @@ func scripted(t testing.TB) *cappytest.Controller {
 	}
 	t.Cleanup(func() { ctrl.Close() })
 	return ctrl
-}
-
-// killProcess kills the process with id pid.
-func killProcess(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
 }

@@ -21,6 +21,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -348,7 +349,7 @@ func TestBrowserGame(t *testing.T) {
 
 	// The browser killed: the next call launches it again.
 	pid := int(field(st, "game", "pid").(float64))
-	if err := killProcess(pid); err != nil {
+	if err := proctree.KillProcess(pid); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the killed browser to be noticed", func() bool {

@@ -219,7 +219,7 @@ func TestCaptureWithGodot(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := int(field(a.call("capture_status", nil), "game", "pid").(float64))
-	if err := killProcess(godotPID(t, pgid)); err != nil {
+	if err := proctree.KillProcess(godotPID(t, pgid)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the killed game to be seen gone", func() bool {
@@ -299,13 +299,4 @@ func lumaSpread(img image.Image) float64 {
 	}
 	mean := sum / n
 	return math.Sqrt(max(sq/n-mean*mean, 0))
-}
-
-// killProcess kills the process with id pid.
-func killProcess(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
 }

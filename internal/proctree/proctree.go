@@ -17,6 +17,7 @@ package proctree
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 )
 
@@ -62,3 +63,12 @@ func Alive(pid int) bool { return alive(pid) }
 // runs. On Windows, where a tree is known by its Job Object and not by an
 // id, it is Alive(pid).
 func GroupAlive(pid int) bool { return groupAlive(pid) }
+
+// KillProcess kills the one process with id pid (not its tree).
+func KillProcess(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}

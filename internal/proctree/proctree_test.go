@@ -129,8 +129,8 @@ func TestTreeDiesWithItsOwner(t *testing.T) {
 	waitDead(t, "the root", root)
 	if runtime.GOOS == "windows" {
 		waitDead(t, "the grandchild", grandchild)
-	} else if p, err := os.FindProcess(grandchild); err == nil {
-		p.Kill() // Linux kills the root only; the launcher's game (godot-chroot) takes its own
+	} else {
+		KillProcess(grandchild) // Linux kills the root only; the launcher's game (godot-chroot) takes its own
 	}
 }
 
