@@ -30,7 +30,7 @@ import (
 // Under Wine, where git cannot run, it is the same folder without git: the
 // server keeps its local state per folder then, which the tests that use
 // one folder for every agent do not tell apart (those that need git itself
-// call needGit).
+// say so with sysdeps.Need).
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "mygame")
@@ -50,13 +50,6 @@ func gitRepo(t *testing.T) string {
 		}
 	}
 	return dir
-}
-
-// needGit skips t under Wine, where git cannot run: for tests of what git
-// itself does (commits, hooks, worktrees, changes).
-func needGit(t *testing.T) {
-	t.Helper()
-	sysdeps.SkipUnderWine(t, "git is a Linux program, which Wine cannot start")
 }
 
 // agent is one MCP client driving its own crosscode-mcp process.
@@ -321,7 +314,7 @@ func readLocalLog(t *testing.T, dbPath, workspace string) []*protocol.Envelope {
 }
 
 func TestTwoAgentsLocalMode(t *testing.T) {
-	needGit(t) // a worktree's agent shares the clone's workspace
+	sysdeps.Need(t, "git") // a worktree's agent shares the clone's workspace
 	repo := gitRepo(t)
 	// ada works in the main checkout, bo in a linked worktree of the same clone.
 	wt := filepath.Join(t.TempDir(), "mygame-vfx")

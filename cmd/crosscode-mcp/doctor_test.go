@@ -137,7 +137,7 @@ func TestDoctorDiagnoses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.check == "git repository" {
-				needGit(t)
+				sysdeps.Need(t, "git")
 			}
 			r, code := runDoctorJSON(t, tc.setup(t, gitRepo(t))...)
 			c := r.check(t, tc.check)

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 // TestGuardRefusesCommitsOnOthersClaims: with the pre-commit hook
 // installed, a commit touching a path another actor claimed exclusively is
 // refused with who holds it; other commits pass.
 func TestGuardRefusesCommitsOnOthersClaims(t *testing.T) {
-	needGit(t)
+	sysdeps.Need(t, "git")
 	repo := gitRepo(t)
 	wt := filepath.Join(t.TempDir(), "mygame-bo")
 	if out, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", "bo", wt).CombinedOutput(); err != nil {
