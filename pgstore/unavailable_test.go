@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -15,7 +14,7 @@ import (
 // A database that is down is unavailable (the service answers 503 and
 // clients retry), not an internal error.
 func TestDatabaseDownIsUnavailable(t *testing.T) {
-	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
+	pgtest.Need(t)
 	c, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err)

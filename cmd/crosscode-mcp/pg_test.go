@@ -21,7 +21,6 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/internal/fixture"
 	"github.com/crosscode/crosscode-mcp/internal/pgtest"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -315,7 +314,7 @@ func TestPGKill9Instance(t *testing.T) {
 func TestPGDatabaseRestart(t *testing.T) {
 	t.Parallel()
 	// A cluster of its own, so the restart cuts no other test's connections.
-	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
+	pgtest.Need(t)
 	cluster, err := pgtest.Start()
 	if err != nil {
 		t.Fatal(err)

@@ -60,11 +60,18 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// Need skips t where no cluster can run: under Wine, which cannot start
+// PostgreSQL's Linux server. Shared calls it; call it before Start.
+func Need(t testing.TB) {
+	t.Helper()
+	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
+}
+
 // Shared returns the test binary's cluster, starting it on first use, or
 // fails t.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
-	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
+	Need(t)
 	sharedOnce.Do(func() { shared, sharedErr = Start() })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +30,7 @@ func TestMain(m *testing.M) {
 // The cluster of a test process that died without stopping it (a panic,
 // kill -9) is stopped and removed by the next Start.
 func TestOrphanClusterIsReaped(t *testing.T) {
-	sysdeps.SkipUnderWine(t, "PostgreSQL's server is a Linux program, which Wine cannot start")
+	Need(t)
 	cmd := exec.Command(os.Args[0], "-test.run", "^$")
 	cmd.Env = append(os.Environ(), "PGTEST_ORPHAN=1")
 	out, err := cmd.Output()
