@@ -1,0 +1,46 @@
+package agentclients
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain builds the crosscode-mcp binary the clients start, once.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentclients-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := BuildBinary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// clients are the real clients under test, each defined in its own file.
+var clients []*Client
+
+// TestPlay plays the standard play (play.go) in every client.
+func TestPlay(t *testing.T) {
+	if len(clients) == 0 {
+		t.Fatal("no client is defined")
+	}
+	for _, c := range clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w := NewWorld(t)
+			other := w.Agent(t, OtherActor, "codex")
+			CallTool(t, other, "claim", map[string]any{"patterns": []string{"src/boss.go"}, "reason": "rework the boss fight"})
+			p := &Play{}
+			w.Model = NewModel(t, c.Mount, p.Script)
+			c.Configure(t, w)
+			res := c.Run(t, w, Prompt)
+			p.Check(t, c, w, w.Model, res)
+		})
+	}
+}

@@ -1,0 +1,282 @@
+package agentclients
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// Client is one real agent client under test.
+type Client struct {
+	// Name is the client's name in the README and the tests.
+	Name string
+	// Provider is the agent.provider crosscode-mcp stamps when this client
+	// starts it (derived from the client's clientInfo).
+	Provider protocol.Provider
+	// Mount serves the client's model API (its wire format) on mux.
+	Mount func(mux *http.ServeMux, m *Model)
+	// Configure adds crosscode-mcp to the client's configuration in w the
+	// way the README says (the client's own `mcp add` where it has one)
+	// and points the client at w.Model.
+	Configure func(t *testing.T, w *World)
+	// Run runs the client headless in w.Repo with prompt until it exits.
+	Run func(t *testing.T, w *World, prompt string) *RunResult
+}
+
+// RunResult is how a client's headless run ended.
+type RunResult struct {
+	ExitCode       int
+	Stdout, Stderr string
+	// ToolErrors is, by call id, whether the client's own event stream
+	// reported the tool call as failed; nil when its stream does not say.
+	ToolErrors map[string]bool
+	// SessionID is the client's own session id, when its output names it
+	// (crosscode-mcp's session reference should be it).
+	SessionID string
+}
+
+// The actors of the play: the agent in the client, and another agent who
+// holds a file.
+const (
+	Actor      = "ada@example.com"
+	OtherActor = "grace@example.com"
+)
+
+// World is what a client works in: a temporary HOME with a git repository
+// of a game (the demo game, through its capture config), crosscode-mcp on
+// PATH, and the scripted model.
+type World struct {
+	Root  string // the temp dir everything is under
+	Home  string // HOME (and XDG dirs) of the client
+	Repo  string // the repository the client runs in: $HOME/mygame
+	Bin   string // the crosscode-mcp binary (on PATH in Env)
+	Model *Model
+}
+
+// binary is the crosscode-mcp binary BuildBinary made for this test run.
+var binary string
+
+// BuildBinary builds cmd/crosscode-mcp into dir (TestMain calls it once).
+func BuildBinary(dir string) error {
+	name := "crosscode-mcp"
+	if exeSuffix != "" {
+		name += exeSuffix
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, "github.com/crosscode/crosscode-mcp/cmd/crosscode-mcp")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build crosscode-mcp: %v\n%s", err, b)
+	}
+	binary = out
+	return nil
+}
+
+const exeSuffix = ""
+
+// NewWorld makes a world: the repository has src/hero.go and src/boss.go
+// and a capture config that launches the demo game.
+func NewWorld(t *testing.T) *World {
+	t.Helper()
+	if binary == "" {
+		t.Fatal("agentclients: BuildBinary was not called (TestMain)")
+	}
+	root := t.TempDir()
+	w := &World{Root: root, Home: filepath.Join(root, "home"), Bin: binary}
+	w.Repo = filepath.Join(w.Home, "mygame")
+	files := map[string]string{
+		"src/hero.go":             "package game\n\n// Hero is the player.\ntype Hero struct{ HP int }\n",
+		"src/boss.go":             "package game\n\n// Boss is the Golem King.\ntype Boss struct{ HP int }\n",
+		"README.md":               "# mygame\n",
+		".crosscode/capture.json": fmt.Sprintf(`{"game": {"command": [%q, "demo-game"]}}`+"\n", w.Bin),
+		"../.gitconfig":           "[user]\n\temail = " + Actor + "\n\tname = Ada\n[init]\n\tdefaultBranch = main\n",
+	}
+	for _, dir := range []string{".config", ".cache", filepath.Join(".local", "share"), filepath.Join(".local", "state"), "tmp"} {
+		if err := os.MkdirAll(filepath.Join(w.Home, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, body := range files {
+		p := filepath.Join(w.Repo, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-qm", "init"}} {
+		w.git(t, args...)
+	}
+	return w
+}
+
+func (w *World) git(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = w.Repo
+	cmd.Env = w.Env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+}
+
+// Env is the environment of a process in the world: this machine's PATH
+// after crosscode-mcp's folder, HOME and the XDG folders in the world,
+// nothing of the test's own crosscode settings; then extra.
+func (w *World) Env(extra ...string) []string {
+	keep := []string{"PATH", "LANG", "LC_ALL", "TERM", "SYSTEMROOT", "WINDIR"}
+	var env []string
+	for _, k := range keep {
+		if v, ok := os.LookupEnv(k); ok {
+			if k == "PATH" {
+				v = filepath.Dir(w.Bin) + string(os.PathListSeparator) + v
+			}
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env,
+		"HOME="+w.Home, "USERPROFILE="+w.Home,
+		"XDG_CONFIG_HOME="+filepath.Join(w.Home, ".config"),
+		"XDG_CACHE_HOME="+filepath.Join(w.Home, ".cache"),
+		"XDG_DATA_HOME="+filepath.Join(w.Home, ".local", "share"),
+		"XDG_STATE_HOME="+filepath.Join(w.Home, ".local", "state"),
+		"TMPDIR="+filepath.Join(w.Home, "tmp"),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"NO_COLOR=1", "CI=1",
+	)
+	return append(env, extra...)
+}
+
+// Command is a command in the world (its dir the repository, its env
+// Env(extra...)) that is killed with the test's context.
+func (w *World) Command(ctx context.Context, name string, args []string, extra ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = w.Repo
+	cmd.Env = w.Env(extra...)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// Agent starts crosscode-mcp in the repository as another agent (an
+// MCP client of ours, not a real one) and returns its client; it stops
+// with the test.
+func (w *World) Agent(t *testing.T, actor string, provider protocol.Provider) *mcpclient.Client {
+	t.Helper()
+	c, err := mcpclient.NewStdioMCPClient(w.Bin, w.Env(), "--repo", w.Repo, "--actor", actor, "--provider", string(provider))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	init := mcpgo.InitializeRequest{}
+	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "agentclients-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// CallTool calls a tool as an Agent and decodes its structured result.
+func CallTool(t *testing.T, c *mcpclient.Client, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &out)
+	if res.IsError {
+		t.Fatalf("%s: tool error: %v", tool, res.Content)
+	}
+	return out
+}
+
+// ServerTools are the names of the tools crosscode-mcp lists in this
+// world.
+func (w *World) ServerTools(t *testing.T) []string {
+	t.Helper()
+	c := w.Agent(t, "lister@example.com", protocol.ProviderUnknown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// Envelopes are the envelopes of the repository's local workspace log
+// (local mode), in server order.
+func (w *World) Envelopes(t *testing.T) []*protocol.Envelope {
+	t.Helper()
+	ctx := context.Background()
+	db := filepath.Join(w.Repo, ".git", "crosscode", "workspace.db")
+	s, err := store.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []*protocol.Envelope
+	after := int64(0)
+	for {
+		p, err := s.Page(ctx, store.PageQuery{Workspace: "mygame", After: after, Limit: store.MaxPageLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range p.Ops {
+			e, err := op.Envelope()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+			after = e.ServerSequence
+		}
+		if len(p.Ops) == 0 || !p.HasMore {
+			return out
+		}
+	}
+}
+
+// tail is the last n bytes of s, for failure messages.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// lines splits text into non-empty lines.
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
