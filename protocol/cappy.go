@@ -237,11 +237,15 @@ type PrepareScenario struct {
 	Frames *FramesRequest `json:"frames,omitempty"`
 }
 
-// RecordStart starts a freeform recording.
+// RecordStart starts a freeform recording. Control ControlAgent (sent
+// only to adapters with CapInput) makes it agent-controlled: the adapter
+// answers started with the simulation paused, ignores its own player's
+// input, and runs in Steps.
 type RecordStart struct {
-	Type   string         `json:"type" jsonschema:"enum=record_start"`
-	Op     string         `json:"op"`
-	Frames *FramesRequest `json:"frames,omitempty"`
+	Type    string         `json:"type" jsonschema:"enum=record_start"`
+	Op      string         `json:"op"`
+	Frames  *FramesRequest `json:"frames,omitempty"`
+	Control string         `json:"control,omitempty" jsonschema:"enum=agent"`
 }
 
 // PrepareReplay asks the adapter to get a replay ready.
@@ -331,9 +335,15 @@ type AdapterMessage struct {
 	Failed    *Failed
 	Pong      *Ping
 	Frame     *Frame
+	// Agent play (cappy_play.go).
+	Actions       *Actions
+	Stepped       *Stepped
+	StepRefused   *StepRefused
+	InspectResult *InspectResult
 }
 
-// Op is the operation the message is about ("" for hello, scenarios, pong).
+// Op is the operation the message is about ("" for hello, scenarios,
+// pong, actions and inspect_result).
 func (m *AdapterMessage) Op() string {
 	switch {
 	case m.OpState != nil:
@@ -346,6 +356,10 @@ func (m *AdapterMessage) Op() string {
 		return m.Failed.Op
 	case m.Frame != nil:
 		return m.Frame.Op
+	case m.Stepped != nil:
+		return m.Stepped.Op
+	case m.StepRefused != nil:
+		return m.StepRefused.Op
 	}
 	return ""
 }
@@ -423,6 +437,8 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 			return nil, err
 		}
 		return m, checkFrame(m.Frame)
+	case "actions", "stepped", "step_refused", "inspect_result":
+		return m, decodePlay(head.Type, data, m)
 	case "pong":
 		m.Pong = new(Ping)
 		if err := decodeStrict(data, m.Pong, ""); err != nil {
@@ -653,6 +669,10 @@ func DecodeControllerMessage(data []byte) (string, any, error) {
 		v = new(Ping)
 	case "error":
 		v = new(CappyError)
+	case "step":
+		v = new(Step)
+	case "inspect":
+		v = new(Inspect)
 	default:
 		return head.Type, nil, fieldErr("type", "unknown controller message type %q", head.Type)
 	}
@@ -670,6 +690,8 @@ var cappySchemaTypes = map[string]any{
 	"cappy-prepare-replay.json": PrepareReplay{}, "cappy-op.json": OpMessage{}, "cappy-list-scenarios.json": ListScenarios{},
 	"cappy-ping.json": Ping{}, "cappy-error.json": CappyError{}, "cappy-op-state.json": OpState{}, "cappy-event.json": Event{},
 	"cappy-completed.json": Completed{}, "cappy-failed.json": Failed{}, "cappy-frame.json": Frame{},
+	"cappy-actions.json": Actions{}, "cappy-step.json": Step{}, "cappy-stepped.json": Stepped{}, "cappy-step-refused.json": StepRefused{},
+	"cappy-inspect.json": Inspect{}, "cappy-inspect-result.json": InspectResult{},
 }
 
 // cappySchemas generates the adapter protocol's schemas. Hello allows
