@@ -19,9 +19,10 @@ import (
 func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp demo-game", stderr)
 	verbose := fs.Bool("v", false, "log debug details")
+	pace := fs.Float64("pace", 0, "run scenarios at this multiple of real time (1: a simulated second takes one second); a test knob: by default they run as fast as they can")
 	palette := fs.String("palette", "", "draw frames with this palette ("+strings.Join(demogame.Palettes, ", ")+"); a test knob: it changes the pictures, not the game")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: crosscode-mcp demo-game [-v] [-palette NAME]\n\n"+
+		fmt.Fprint(stderr, "Usage: crosscode-mcp demo-game [-v] [-palette NAME] [-pace X]\n\n"+
 			"Runs Demo Arena, a simulated game, as a Cappy adapter. It reads CAPPY_ENDPOINT\n"+
 			"and CAPPY_SESSION_TOKEN, which Cappy sets when it launches the game.\n\n")
 		fs.PrintDefaults()
@@ -33,6 +34,10 @@ func runDemoGame(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageError{msg: fmt.Sprintf("demo-game: unexpected argument %q", fs.Arg(0))}
 	}
 	game := demogame.New()
+	if *pace < 0 {
+		return usageError{msg: fmt.Sprintf("demo-game: -pace %v: want a multiple of real time, 0 or more", *pace)}
+	}
+	game.Pace = *pace
 	if err := game.SetPalette(*palette); err != nil {
 		return usageError{msg: err.Error()}
 	}

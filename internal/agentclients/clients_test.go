@@ -3,6 +3,7 @@ package agentclients
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -23,9 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// clients are the real clients under test, each defined in its own file.
-var clients []*Client
-
 // TestPlay plays the standard play (play.go) in every client.
 func TestPlay(t *testing.T) {
 	if len(clients) == 0 {
@@ -41,6 +39,22 @@ func TestPlay(t *testing.T) {
 			c.Configure(t, w)
 			res := c.Run(t, w, Prompt)
 			p.Check(t, c, w, w.Model, res)
+		})
+	}
+}
+
+// TestLongScenario plays the long play (play.go) in every client.
+func TestLongScenario(t *testing.T) {
+	if len(clients) == 0 {
+		t.Fatal("no client is defined")
+	}
+	for _, c := range clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w := NewWorld(t, "-pace", strconv.FormatFloat(LongPace, 'f', -1, 64))
+			p := &LongPlay{}
+			w.Model = NewModel(t, c.Mount, p.Script)
+			c.Configure(t, w)
+			p.Check(t, c, c.Run(t, w, "Run the long boss fight and follow it to the end."))
 		})
 	}
 }

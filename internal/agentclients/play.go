@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Prompt is what the user asks every client in the play; the scripted
@@ -198,5 +199,95 @@ func (p *Play) Check(t *testing.T, c *Client, w *World, m *Model, res *RunResult
 	}
 	if n == 0 {
 		t.Errorf("no envelope of %s in the workspace log", Actor)
+	}
+}
+
+// LongPlay is a scenario that outlasts 45 s of wall time (the demo game
+// paced at LongPace of real time): run_scenario answers a running handle
+// and get_capture follows it to the end, every call inside the client's
+// own tool timeout.
+//
+//  1. run_scenario boss_intro (difficulty 3: 41 s of game time) waiting
+//     at most 10 s: running, with its op
+//  2. get_capture of the op waiting 25 s, again until it completed (at
+//     most 8 times)
+//  3. a final text.
+type LongPlay struct {
+	steps []*step
+	op    string
+	first time.Time // when the run_scenario's result came back
+	done  time.Time // when the completed get_capture's result came back
+}
+
+// LongPace is the demo game's pace in the long play: 41 s of game time
+// take about 55 s.
+const LongPace = 0.75
+
+// Script is the long play's Script.
+func (p *LongPlay) Script(r *Request) Reply {
+	for i := range r.Results {
+		res := r.Results[i]
+		for _, s := range p.steps {
+			if s.result == nil && (s.call.ID == res.CallID || s == p.steps[len(p.steps)-1]) {
+				s.result = &res
+				break
+			}
+		}
+	}
+	if n := len(p.steps); n > 0 {
+		last := p.steps[n-1]
+		if last.result == nil {
+			return Reply{Text: "The result of my last call did not come back."}
+		}
+		if n == 1 {
+			p.first = time.Now()
+			p.op = opOf(last.result)
+		}
+		if strings.Contains(last.result.Text, `"completed"`) {
+			p.done = time.Now()
+			return Reply{Text: "The long fight completed."}
+		}
+		if n > 8 || p.op == "" {
+			return Reply{Text: "Giving up on the long fight."}
+		}
+	}
+	what, tool, args := "get_capture", "get_capture", map[string]any{"op": p.op, "waitSeconds": 25, "limit": 3}
+	if len(p.steps) == 0 {
+		what, tool, args = "run_scenario (long)", "run_scenario", map[string]any{"scenario": "boss_intro", "parameters": map[string]any{"difficulty": 3}, "waitSeconds": 10}
+	}
+	name := r.Tool(tool)
+	if name == "" {
+		return Reply{Text: "No " + tool + " tool is offered."}
+	}
+	s := &step{what: what, tool: tool, call: Call{ID: fmt.Sprintf("call_long%d", len(p.steps)+1), Name: name, Args: args}}
+	p.steps = append(p.steps, s)
+	return Reply{Calls: []Call{s.call}}
+}
+
+// Check checks the long play: a running handle first, then get_capture
+// until completed, more than 45 s after it started, no call an error.
+func (p *LongPlay) Check(t *testing.T, c *Client, res *RunResult) {
+	t.Helper()
+	if res.ExitCode != 0 {
+		t.Errorf("%s exited %d; stderr: %s", c.Name, res.ExitCode, tail(res.Stderr, 2000))
+	}
+	if len(p.steps) < 2 || p.steps[0].result == nil {
+		t.Fatalf("the long play stopped after %d steps", len(p.steps))
+	}
+	if txt := p.steps[0].result.Text; !strings.Contains(txt, `"running"`) || p.op == "" {
+		t.Errorf("run_scenario (long): want a running handle with its op, got %s", tail(txt, 400))
+	}
+	for _, s := range p.steps {
+		if s.result != nil && (s.result.ErrorFlag && s.result.IsError || res.ToolErrors[s.call.ID]) {
+			t.Errorf("%s: an error: %s", s.what, tail(s.result.Text, 400))
+		}
+	}
+	if p.done.IsZero() {
+		t.Fatalf("the long scenario never completed in what the model got (%d calls)", len(p.steps))
+	}
+	// Wall time, not a timing assertion on our code: the point is that
+	// the play outlasted 45 s (a shorter one would not test the timeouts).
+	if d := p.done.Sub(p.first); d < 45*time.Second {
+		t.Errorf("the long scenario took %v after run_scenario answered; the demo game's pace (LongPace) must make it outlast 45 s", d)
 	}
 }

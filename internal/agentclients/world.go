@@ -86,9 +86,17 @@ func BuildBinary(dir string) error {
 
 const exeSuffix = ""
 
+// clients are the real clients under test, each defined in its own file
+// and registered there with Register.
+var clients []*Client
+
+// Register adds a client to the tests (from its file's init).
+func Register(c *Client) { clients = append(clients, c) }
+
 // NewWorld makes a world: the repository has src/hero.go and src/boss.go
-// and a capture config that launches the demo game.
-func NewWorld(t *testing.T) *World {
+// and a capture config that launches the demo game (with gameArgs after
+// `crosscode-mcp demo-game`, such as "-pace", "0.75").
+func NewWorld(t *testing.T, gameArgs ...string) *World {
 	t.Helper()
 	if binary == "" {
 		t.Fatal("agentclients: BuildBinary was not called (TestMain)")
@@ -100,7 +108,7 @@ func NewWorld(t *testing.T) *World {
 		"src/hero.go":             "package game\n\n// Hero is the player.\ntype Hero struct{ HP int }\n",
 		"src/boss.go":             "package game\n\n// Boss is the Golem King.\ntype Boss struct{ HP int }\n",
 		"README.md":               "# mygame\n",
-		".crosscode/capture.json": fmt.Sprintf(`{"game": {"command": [%q, "demo-game"]}}`+"\n", w.Bin),
+		".crosscode/capture.json": captureConfig(w.Bin, gameArgs),
 		"../.gitconfig":           "[user]\n\temail = " + Actor + "\n\tname = Ada\n[init]\n\tdefaultBranch = main\n",
 	}
 	for _, dir := range []string{".config", ".cache", filepath.Join(".local", "share"), filepath.Join(".local", "state"), "tmp"} {
@@ -121,6 +129,12 @@ func NewWorld(t *testing.T) *World {
 		w.git(t, args...)
 	}
 	return w
+}
+
+// captureConfig launches the demo game.
+func captureConfig(bin string, gameArgs []string) string {
+	cmd, _ := json.Marshal(append([]string{bin, "demo-game"}, gameArgs...))
+	return `{"game": {"command": ` + string(cmd) + "}}\n"
 }
 
 func (w *World) git(t *testing.T, args ...string) {

@@ -55,6 +55,11 @@ type Game struct {
 	// ReplayDir receives recordings too large to send inline (default
 	// os.TempDir()).
 	ReplayDir string
+	// Pace, when positive, runs scenarios at that multiple of real time
+	// (1: a simulated second takes a second of wall time); by default they
+	// run as fast as they can. A test knob: it changes when events come,
+	// not what they are.
+	Pace float64
 
 	validated atomic.Pointer[validatedReplay]
 	palette   atomic.Pointer[palette]
@@ -111,6 +116,24 @@ var scenarios = []protocol.Scenario{
 		},
 		RequiredCapabilities: []string{protocol.CapScenarios},
 	},
+}
+
+// pace waits, when Pace is set, until simMs of simulated time at Pace
+// times real time have passed since start.
+func (g *Game) pace(ctx context.Context, start time.Time, simMs int64) {
+	if g.Pace <= 0 {
+		return
+	}
+	d := time.Until(start.Add(time.Duration(float64(simMs) / g.Pace * float64(time.Millisecond))))
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // Scenarios implements cappy.Game.
@@ -282,12 +305,14 @@ func (g *Game) RunScenario(ctx context.Context, op *cappy.Op, scenario string, p
 		w := newWorld(seed, modeBoss, params["hero"].(string), int(params["difficulty"].(float64)), out)
 		ai := rand.New(rand.NewPCG(seed+1, seed^0x5851f42d4c957f2d))
 		pics := g.pictures(op, pr, true)
+		start := time.Now()
 		for !w.over && w.err == nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			w.step(w.aiInput(ai))
 			w.show(pics, pr.camera)
+			g.pace(ctx, start, w.simT)
 		}
 		return finish(ctx, op, w.err, map[string]any{"outcome": w.outcome, "simMs": w.simT, "events": w.events})
 	case "speedrun":
