@@ -67,7 +67,8 @@ type Config struct {
 	// with REPLAY_INVALID before anything is copied.
 	MaxReplayBytes int64
 
-	hooks testHooks
+	hooks     testHooks
+	stepGrace time.Duration // how long past its ms a step may go unanswered (DefaultStepGrace)
 }
 
 // DefaultMaxReplayBytes is Config.MaxReplayBytes by default (1 GiB).
@@ -307,6 +308,12 @@ type adapterConn struct {
 	pinged    atomic.Int64 // number of the last ping sent; its nonce is pingNonce(pinged)
 	busy      atomic.Int32 // > 0 while the reader is kept from reading by the controller's own work
 	gone      chan struct{}
+
+	// Agent play, guarded by Controller.mu.
+	actions  []protocol.Action       // the latest actions the adapter sent
+	inspects map[string]*inspectWait // inspects in flight, by id
+	inspectN int
+	expired  []string // ids of inspects that timed out: their late answers are ignored
 }
 
 // paused runs f on the reader goroutine: work of the controller's own
@@ -663,6 +670,18 @@ func (c *Controller) handle(ctx context.Context, a *adapterConn, m *protocol.Ada
 		return
 	case m.Hello != nil:
 		c.violation(ctx, a, "", protocol.CappyOutOfState, "a second hello")
+		return
+	case m.Actions != nil:
+		if !a.hello.HasCapability(protocol.CapInput) {
+			c.violation(ctx, a, "", protocol.CappyOutOfState, fmt.Sprintf("actions, but the adapter does not advertise %q", protocol.CapInput))
+			return
+		}
+		c.mu.Lock()
+		a.actions = m.Actions.Actions
+		c.mu.Unlock()
+		return
+	case m.InspectResult != nil:
+		c.inspectAnswer(ctx, a, m.InspectResult)
 		return
 	}
 	// An operation message: most often about the active one.

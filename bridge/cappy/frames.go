@@ -90,8 +90,9 @@ func (o *Operation) frame(ctx context.Context, c *Controller, a *adapterConn, f 
 	}
 	fs.lastT, fs.taken = f.T, true
 	size := int64(len(f.Data))
+	stepPicture := o.stepFrame(f) // one per step, whatever the rate
 	switch {
-	case fs.tokens < 1:
+	case fs.tokens < 1 && !stepPicture:
 		fs.drops.Rate++
 	case fs.bytes+size > c.cfg.FrameBudget:
 		fs.drops.Budget++
@@ -99,7 +100,9 @@ func (o *Operation) frame(ctx context.Context, c *Controller, a *adapterConn, f 
 		select {
 		case fs.queue <- frameJob{seq: o.seq + 1, f: f, at: now}:
 			o.seq++
-			fs.tokens--
+			if !stepPicture {
+				fs.tokens--
+			}
 			fs.bytes += size
 		default:
 			fs.drops.Slow++

@@ -48,6 +48,8 @@ type Operation struct {
 	Parameters   map[string]any
 	Presentation protocol.Presentation
 	Created      time.Time
+	// Control is ControlAgent for a recording the agent plays in steps.
+	Control string
 
 	mu        sync.Mutex
 	status    string
@@ -67,6 +69,7 @@ type Operation struct {
 	stateMu   sync.Mutex    // orders status changes with their store writes
 	aborted   *outcome      // set by Cancel or a timeout before it tells the adapter
 	frames    frameState    // guarded by mu
+	play      playState     // guarded by mu
 }
 
 type outcome struct {
@@ -168,6 +171,10 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		o.frame(ctx, c, a, m.Frame)
 		return
 	}
+	if m.Stepped != nil || m.StepRefused != nil {
+		o.stepAnswer(ctx, c, a, m)
+		return
+	}
 	o.mu.Lock()
 	status := o.status
 	o.mu.Unlock()
@@ -263,6 +270,9 @@ func (o *Operation) event(ctx context.Context, c *Controller, a *adapterConn, e 
 	ce := store.CaptureEvent{Seq: o.seq, T: e.T, Event: e.Event, DurationMs: e.DurationMs, Payload: e.Payload, ReceivedAt: now}
 	o.lastT = e.T
 	o.pending = append(o.pending, ce)
+	if o.play.pending != nil {
+		o.stepEvent(ce)
+	}
 	n := len(o.pending)
 	listeners := o.lsnap
 	o.mu.Unlock()
@@ -393,6 +403,9 @@ type Request struct {
 	Frames *protocol.FramesRequest
 	// OnEvent, if set, listens from the first event on (see Operation.Listen).
 	OnEvent func(store.CaptureEvent)
+	// Control ControlAgent makes a recording agent-controlled: it runs in
+	// Steps (the adapter must advertise protocol.CapInput).
+	Control string
 }
 
 // Start begins an operation: it checks the request against the adapter
@@ -413,7 +426,15 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	if busy != nil {
 		return nil, errorf(protocol.CappyOperationBusy, "operation %s (%s) is %s; wait for it, stop it, or cancel_capture it", busy.ID, busy.Kind, busy.Status().Status)
 	}
-	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), done: make(chan struct{}), kick: make(chan struct{}, 1)}
+	switch {
+	case r.Control != "" && r.Control != ControlAgent:
+		return nil, errorf(protocol.CappyInvalidParameters, "control must be %q or absent, got %q", ControlAgent, r.Control)
+	case r.Control != "" && r.Kind != KindRecording:
+		return nil, errorf(protocol.CappyInvalidParameters, "only a recording can be agent-controlled, not a %s", r.Kind)
+	case r.Control != "" && !a.hello.HasCapability(protocol.CapInput):
+		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be played in steps", protocol.CapInput)
+	}
+	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), Control: r.Control, done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r.OnEvent != nil {
 		o.Listen(r.OnEvent)
 	}
@@ -463,7 +484,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
 			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
 		}
-		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames}
+		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control}
 		o.status = StatusStarting
 	case KindReplay:
 		if !a.hello.HasCapability(protocol.CapReplay) {
