@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -109,7 +110,9 @@ func compact(b []byte) []byte {
 }
 
 // Bind decodes a call's arguments into T strictly: unknown fields and
-// wrong types are errors that name the field.
+// wrong types are errors in plain words that name the argument, what was
+// sent and what was expected (`patterns: expected a list of strings, got
+// the number 5`), never a Go type.
 func Bind[T any](req mcpgo.CallToolRequest) (T, error) {
 	var v T
 	raw := req.Params.RawArguments
@@ -126,14 +129,172 @@ func Bind[T any](req mcpgo.CallToolRequest) (T, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			msg = fmt.Sprintf("argument %q must be %s", te.Field, te.Type.Kind())
-		}
-		return v, fmt.Errorf("bad arguments: %s", msg)
+		return v, argumentError(reflect.TypeFor[T](), raw, err)
 	}
 	return v, nil
+}
+
+// argumentError says in plain words what is wrong with a call's arguments.
+func argumentError(t reflect.Type, raw []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return fmt.Errorf("the arguments must be an object of named arguments, got %s", sent(raw, te))
+		}
+		if ft := fieldType(t, field); ft != nil && ft != te.Type {
+			// The value is inside the argument (an item of its list).
+			return fmt.Errorf("%s: expected %s, got %s in it", field, describe(ft), sent(raw, te))
+		}
+		return fmt.Errorf("%s: expected %s, got %s", field, describe(te.Type), sent(raw, te))
+	case errors.As(err, &se):
+		return fmt.Errorf("the arguments are not valid JSON (at byte %d)", se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the arguments are not valid JSON (they end too soon)")
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if name, ok := strings.CutPrefix(msg, "unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return fmt.Errorf("%s: no such argument; the arguments are %s", name, strings.Join(argumentNames(t), ", "))
+	}
+	return errors.New(msg)
+}
+
+// sent describes the JSON value a type error is about, as sent: a short
+// value in full (`the number 5`, `the string "x"`), a longer one by its
+// kind.
+func sent(raw []byte, te *json.UnmarshalTypeError) string {
+	kind, _, _ := strings.Cut(te.Value, " ")
+	words := map[string]string{"number": "a number", "string": "a string", "bool": "true or false", "array": "a list", "object": "an object"}[kind]
+	if words == "" {
+		words = te.Value
+	}
+	// The value itself ends at te.Offset; short scalars are worth quoting.
+	if kind == "number" || kind == "string" || kind == "bool" {
+		start := int(te.Offset)
+		for start > 0 && raw[start-1] != ':' && raw[start-1] != '[' && raw[start-1] != ',' {
+			start--
+		}
+		if v := strings.TrimSpace(string(raw[start:min(int(te.Offset), len(raw))])); v != "" && len(v) <= 40 && json.Valid([]byte(v)) {
+			article := map[string]string{"number": "the number ", "string": "the string ", "bool": ""}[kind]
+			return article + v
+		}
+	}
+	return words
+}
+
+// describe says what a Go type accepts, in JSON's words.
+func describe(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + plural(t.Elem())
+	case reflect.Interface:
+		return "a value"
+	}
+	return "an object"
+}
+
+// plural names many values of a type.
+func plural(t reflect.Type) string {
+	switch d := describe(t); d {
+	case "true or false":
+		return "true/false values"
+	case "a value":
+		return "values"
+	default:
+		d = strings.TrimPrefix(strings.TrimPrefix(d, "an "), "a ")
+		if rest, ok := strings.CutPrefix(d, "list of "); ok {
+			return "lists of " + rest
+		}
+		if rest, ok := strings.CutPrefix(d, "whole number"); ok {
+			return "whole numbers" + rest
+		}
+		return d + "s"
+	}
+}
+
+// fieldType is the type of the argument at a dotted JSON path of t
+// (parameters.difficulty), or nil.
+func fieldType(t reflect.Type, path string) reflect.Type {
+	for name := range strings.SplitSeq(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		f, ok := fieldNamed(t, name)
+		if !ok {
+			return nil
+		}
+		t = f.Type
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// fieldNamed is the field of struct t whose JSON name is name (embedded
+// structs included).
+func fieldNamed(t reflect.Type, name string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == name, tag == "" && strings.EqualFold(f.Name, name):
+			return f, true
+		case tag == "" && f.Anonymous:
+			if g, ok := fieldNamed(f.Type, name); ok {
+				return g, true
+			}
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// argumentNames are the JSON names of an input type's fields.
+func argumentNames(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+			continue
+		case name == "":
+			if f.Anonymous {
+				names = append(names, argumentNames(f.Type)...)
+				continue
+			}
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return []string{"(none)"}
+	}
+	return names
 }
 
 // Handler is the handler of a tool: it binds the call's arguments strictly
@@ -144,7 +305,7 @@ func Handler[In, Out any](actionable func(error) (string, bool), f func(context.
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		in, err := Bind[In](req)
 		if err != nil {
-			return Error(err.Error() + "; see the tool's input schema"), nil
+			return Error(fmt.Sprintf("%s was called with wrong arguments: %v. Nothing was done; call it again with the arguments its input schema describes.", req.Params.Name, err)), nil
 		}
 		out, err := f(ctx, req, in)
 		if err != nil {
@@ -162,9 +323,11 @@ func Handler[In, Out any](actionable func(error) (string, bool), f func(context.
 type Shrinker interface{ Shrink() bool }
 
 // Failure is a result that reports a failure: an operation that failed.
-// Result answers it with isError, so clients flag it, and still with its
-// whole structured content (which must match the output schema: strict
-// clients check it on errors too).
+// Result answers it with isError, so clients flag it, and with its whole
+// result as JSON text, once: not also as structuredContent, which no
+// client needs on an error (the official SDK's client asks for it only on
+// success) and one (Gemini CLI) copies beside the text into what its
+// model reads.
 type Failure interface{ Failed() bool }
 
 // Attacher is a result that carries content besides its JSON (images):
@@ -173,9 +336,12 @@ type Failure interface{ Failed() bool }
 type Attacher interface{ Attachments() []mcpgo.Content }
 
 // Result answers with out as structuredContent and, for clients that read
-// only text, the same JSON as text. The text never exceeds MaxResultBytes:
-// a larger result is shrunk while it can (see Shrinker), and else answered
-// with a tool error that says so.
+// only text, the same JSON as text (a failure: the text alone, see
+// Failure); then what out attaches (pictures). The text never exceeds
+// MaxResultBytes: a larger result is shrunk while it can (see Shrinker),
+// and else answered with a tool error that says so. What a client
+// forwards to its model differs by client; mcp.FitResult shapes the
+// result for the calling client from this canonical form.
 func Result(out any) *mcpgo.CallToolResult {
 	for {
 		b, err := json.Marshal(out)
@@ -183,8 +349,10 @@ func Result(out any) *mcpgo.CallToolResult {
 			return Error("encode result: " + err.Error())
 		}
 		if len(b) <= MaxResultBytes {
-			f, ok := out.(Failure)
-			res := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out, IsError: ok && f.Failed()}
+			res := &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(string(b))}, StructuredContent: out}
+			if f, ok := out.(Failure); ok && f.Failed() {
+				res.IsError, res.StructuredContent = true, nil
+			}
 			if a, ok := out.(Attacher); ok {
 				res.Content = append(res.Content, a.Attachments()...)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -95,10 +96,10 @@ func TestHandler(t *testing.T) {
 	if res, err := call(`{"n":3}`); err != nil || res.IsError || text(t, res) != `{"n":3}` {
 		t.Fatalf("ok: %+v %v", res, err)
 	}
-	if res, err := call(`{"n":"x"}`); err != nil || !res.IsError || !strings.Contains(text(t, res), `argument "n" must be int`) {
+	if res, err := call(`{"n":"x"}`); err != nil || !res.IsError || !strings.Contains(text(t, res), `n: expected a whole number, got the string "x"`) {
 		t.Fatalf("wrong type: %+v %v", res, err)
 	}
-	if res, err := call(`{"m":1}`); err != nil || !res.IsError || !strings.Contains(text(t, res), "input schema") {
+	if res, err := call(`{"m":1}`); err != nil || !res.IsError || !strings.Contains(text(t, res), "m: no such argument; the arguments are n") {
 		t.Fatalf("unknown field: %+v %v", res, err)
 	}
 	if res, err := call(`{"n":1}`); err != nil || !res.IsError || text(t, res) != "fix it: bad input" {
@@ -106,5 +107,50 @@ func TestHandler(t *testing.T) {
 	}
 	if _, err := call(`{"n":2}`); err == nil {
 		t.Fatal("an error the agent cannot act on is a tool result")
+	}
+}
+
+// TestBindPlainWords: a wrong argument is told in JSON's words: which
+// argument, what was expected, what was sent; never a Go type.
+func TestBindPlainWords(t *testing.T) {
+	type inner struct {
+		Difficulty int `json:"difficulty"`
+	}
+	type in struct {
+		Patterns  []string          `json:"patterns,omitempty"`
+		Exclusive *bool             `json:"exclusive,omitempty"`
+		TTL       int               `json:"ttlMinutes,omitempty"`
+		Scale     float64           `json:"scale,omitempty"`
+		Params    inner             `json:"parameters"`
+		Grid      [][]int           `json:"grid,omitempty"`
+		Tags      map[string]string `json:"tags,omitempty"`
+		Any       any               `json:"any,omitempty"`
+	}
+	for _, tc := range []struct{ args, want string }{
+		{`{"patterns": 5}`, "patterns: expected a list of strings, got the number 5"},
+		{`{"patterns": "src/a.go"}`, `patterns: expected a list of strings, got the string "src/a.go"`},
+		{`{"patterns": ["a", 7]}`, "patterns: expected a list of strings, got the number 7 in it"},
+		{`{"patterns": {"a": 1}}`, "patterns: expected a list of strings, got an object"},
+		{`{"exclusive": "yes"}`, `exclusive: expected true or false, got the string "yes"`},
+		{`{"ttlMinutes": 1.5}`, "ttlMinutes: expected a whole number, got the number 1.5"},
+		{`{"ttlMinutes": true}`, "ttlMinutes: expected a whole number, got true"},
+		{`{"scale": [1]}`, "scale: expected a number, got a list"},
+		{`{"parameters": {"difficulty": "hard"}}`, `parameters.difficulty: expected a whole number, got the string "hard"`},
+		{`{"grid": [[1], "x"]}`, `grid: expected a list of lists of whole numbers, got the string "x" in it`},
+		{`{"tags": []}`, "tags: expected an object, got a list"},
+		{`{"patterns": "` + strings.Repeat("x", 60) + `"}`, "patterns: expected a list of strings, got a string"},
+		{`{"pattern": ["a"]}`, "pattern: no such argument; the arguments are patterns, exclusive, ttlMinutes, scale, parameters, grid, tags, any"},
+		{`[1]`, "the arguments must be an object of named arguments, got a list"},
+		{`{"patterns": [`, "the arguments are not valid JSON"},
+	} {
+		var req mcpgo.CallToolRequest
+		req.Params.RawArguments = json.RawMessage(tc.args)
+		_, err := Bind[in](req)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.args, err, tc.want)
+		}
+		if err != nil && regexp.MustCompile(`\b(slice|int|float64|string\]|map\[|struct|json:|Go)\b`).MatchString(strings.ReplaceAll(err.Error(), tc.args, "")) {
+			t.Errorf("%s: Go jargon in %q", tc.args, err)
+		}
 	}
 }

@@ -189,8 +189,10 @@ func callTool(ctx context.Context, c *mcpclient.Client, tool string, args map[st
 		if text == "" {
 			text = "a tool error without text"
 		}
-		// A failed operation is an error with its whole result.
-		out, _ = res.StructuredContent.(map[string]any)
+		// A failed operation is an error with its whole result as JSON.
+		if json.Unmarshal([]byte(text), &out) != nil {
+			out = nil
+		}
 		return out, text, nil
 	}
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
