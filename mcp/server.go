@@ -159,6 +159,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.stampAgent),
+		server.WithToolHandlerMiddleware(fitResult),
 	)
 	if slices.Contains(cfg.Toolsets, capturetools.Toolset) {
 		if s.Capture, err = startCapture(ctx, cfg, repo, dir, data); err != nil {
