@@ -59,7 +59,8 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 }
 
 // connect starts the arena against a scriptable controller and shakes
-// hands.
+// hands; a game with capability input sends its actions next, which
+// connect reads (TestArenaAgentPlay checks them).
 func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
@@ -74,7 +75,21 @@ func connect(t testing.TB, ctx context.Context, dir string, env map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	if hello.HasCapability("input") {
+		expectActions(t, ctx, peer)
+	}
 	return peer, hello, sc
+}
+
+// expectActions reads the actions message an adapter with capability
+// input sends after the registry (TestArenaAgentPlay checks its content).
+func expectActions(t testing.TB, ctx context.Context, peer *cappytest.Peer) {
+	t.Helper()
+	_, b, err := peer.Conn.Read(ctx)
+	var head struct{ Type string }
+	if err != nil || json.Unmarshal(b, &head) != nil || head.Type != "actions" {
+		t.Fatalf("after the registry: %s (%v), expected actions", b, err)
+	}
 }
 
 func timeout(t *testing.T, d time.Duration) context.Context {
@@ -158,7 +173,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 	if hello.Token != ctrl.Token || hello.Adapter.Name != "cappy-godot" || hello.Game.ID != "godot-arena" || hello.Game.Name != "Godot Arena" || hello.Build != "0.1.0" {
 		t.Fatalf("hello: %+v", hello)
 	}
-	for _, c := range []string{"scenarios", "freeform_recording", "replay", "time_scale", "alternate_cameras"} {
+	for _, c := range []string{"scenarios", "freeform_recording", "replay", "time_scale", "alternate_cameras", "input", "inspect"} {
 		if !hello.HasCapability(c) {
 			t.Fatalf("hello lacks %s: %v", c, hello.Capabilities)
 		}
@@ -170,6 +185,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 	send(t, ctx, peer, cappytest.Welcome(), protocol.ListScenarios{Type: "list_scenarios"},
 		prepare("op1", "boss_fight", map[string]any{"difficulty": 1, "hero": "mage"}, nil))
 	first := expect(t, ctx, peer, "scenarios", "").Scenarios
+	expectActions(t, ctx, peer) // capability input: the actions follow the registry
 	second := expect(t, ctx, peer, "scenarios", "").Scenarios
 	if len(first.Scenarios) != 4 || len(second.Scenarios) != 4 {
 		t.Fatalf("registry: %+v", first)

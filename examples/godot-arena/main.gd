@@ -17,6 +17,12 @@ var _autopilot: Autopilot
 
 func _ready() -> void:
 	_add_input_actions()
+	# What an agent plays with (crosscode-mcp's step_game): the arena's
+	# InputMap, the four moves joined into one axis2d.
+	Cappy.add_axis2d("move", "move_left", "move_right", "move_up", "move_down",
+		"walk: x -1 (left) to 1 (right), y -1 (up) to 1 (down); 3 px per physics frame at full tilt, held until changed")
+	Cappy.describe_action("attack", "swing at the nearest foe within 44 px, once per press: send pressed false then true to swing again (12 physics frames of cooldown)")
+	Cappy.describe_action("dodge", "dash at double speed for 18 physics frames, untouchable, once per press (1 s cooldown)")
 	_world.happened.connect(_on_world_happened)
 	Cappy.register_scenario("boss_fight", _boss_fight, {
 		"difficulty": {"type": "integer", "minimum": 1, "maximum": 3, "default": 2, "description": "1 (easy) to 3 (hard)"},
@@ -78,13 +84,13 @@ func _stress(op: CappyOperation) -> Dictionary:
 
 # Freeform play (a recording, or the replay of one) starts from a fresh
 # arena seeded by the operation. While recording, the autopilot plays when
-# ARENA_AUTOPILOT=1 (CI has no player).
+# ARENA_AUTOPILOT=1 (CI has no player), unless an agent plays.
 func _start_freeform(op: CappyOperation) -> void:
 	_world.reset(op.rng_seed, World.Mode.ARENA, HEROES[op.rng_seed % HEROES.size()])
 	_world.scripted = false
 	_world.running = true
 	op.ended.connect(func(_status: String) -> void: _world.halt())
-	if op.kind == "recording" and OS.get_environment("ARENA_AUTOPILOT") == "1":
+	if op.kind == "recording" and op.control != "agent" and OS.get_environment("ARENA_AUTOPILOT") == "1":
 		_autopilot = Autopilot.new(op.rng_seed, _world.aim)
 		add_child(_autopilot)
 		op.ended.connect(func(_status: String) -> void: _autopilot.queue_free())

@@ -42,6 +42,22 @@ var scripted := false
 var tick := 0
 var mode := Mode.ARENA
 var outcome := ""
+## The hero, for inspect (World:hero, World:hero:hp): id, kind, pos, hp,
+## max_hp, cooldown, facing and its dodge and respawn ticks.
+var hero: Dictionary:
+	get:
+		return _hero
+## The foes alive, for inspect (World:foes, World:foes:0:hp).
+var foes: Array[Dictionary]:
+	get:
+		return _foes
+## The wave (arena and survive modes) and the boss's phase (boss mode).
+var wave: int:
+	get:
+		return _wave
+var phase: int:
+	get:
+		return _phase
 
 var _rng := RandomNumberGenerator.new()
 var _hero := {}

@@ -6,7 +6,9 @@ extends Node
 ## it launches the game), it connects to that Cappy controller and speaks
 ## the Cappy adapter protocol: hello, the scenario registry, ping, authored
 ## scenarios, freeform recordings of input and their replays, events and
-## frames. Without those variables it does nothing.
+## frames, and agent play: the game's actions, recordings an agent plays
+## in steps, and inspect of the game's state. Without those variables it
+## does nothing.
 ##
 ##     func _ready() -> void:
 ##         Cappy.register_scenario("boss_fight", _boss_fight, {
@@ -32,6 +34,8 @@ const Connection := preload("res://addons/cappy/connection.gd")
 const Checks := preload("res://addons/cappy/checks.gd")
 const Codec := preload("res://addons/cappy/replay_codec.gd")
 const Frames := preload("res://addons/cappy/frames.gd")
+const AgentActions := preload("res://addons/cappy/actions.gd")
+const Inspector := preload("res://addons/cappy/inspect.gd")
 
 const PROTOCOL_VERSION := 1
 const ADAPTER_NAME := "cappy-godot"
@@ -50,6 +54,9 @@ var fail_on_script_error := true
 ## rejected this game), the game quits, as a game the controller launched
 ## should: nothing outlives the controller. Set false to keep playing.
 var quit_on_disconnect := true
+## Whether the controller may inspect the game's state (capability
+## inspect): node paths and their properties. Set before the first frame.
+var inspect_enabled := true
 
 var _conn: Connection
 var _hello_sent := false
@@ -60,6 +67,8 @@ var _cameras := {} # name -> Camera2D or Camera3D
 var _freeform_start := Callable()
 var _errors := ScriptErrors.new()
 var _frames := Frames.new()
+var _actions := AgentActions.new()
+var _actions_sent := "" # the actions message last handed to the connection
 
 # The current operation: prepared (waiting for start) or running.
 var _op: CappyOperation
@@ -70,6 +79,18 @@ var _armed := false
 var _inputs: Array = [] # a recording's [frame, event] pairs
 var _next_input := 0 # a replay's next input
 var _script_errors: Array[String] = []
+
+# Agent play (spec section 11): the simulation is held between steps.
+var _held := false # the addon holds the simulation (the tree is paused)
+var _tree_was_paused := false
+var _step_id := "" # the step in flight, from its arrival to stepped
+var _step := {} # the step waiting for the next physics frame: {"id", "ms", "events"}
+var _step_left := 0 # physics frames the running step still runs
+var _goal_ms := 0.0 # simulation time the steps so far asked for
+var _deferred: Array[InputEvent] = [] # input of steps that ran no frame
+var _step_ends: Array[int] = [] # a recording's step ends; a replay's to come
+var _next_step_end := 0
+var _picture_due := false # waiting for a step picture
 
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
@@ -181,6 +202,49 @@ func set_freeform(start: Callable) -> void:
 	_freeform_start = start
 
 
+## Describes an InputMap action for agents (by default, its bindings).
+func describe_action(action: String, description: String) -> void:
+	_actions.describe(action, description)
+	_actions_changed()
+
+
+## Leaves an InputMap action out of the actions agents see. Built-in
+## ui_* actions are always left out.
+func hide_action(action: String) -> void:
+	_actions.hide(action)
+	_actions_changed()
+
+
+## Offers two InputMap actions to agents as one axis (kind "axis", value
+## -1 to 1, as Input.get_axis(negative, positive) reads them), in place of
+## the two buttons.
+func add_axis(axis_name: String, negative: String, positive: String, description: String = "") -> void:
+	_actions.add_axis(axis_name, "axis", [negative, positive] as Array[String], description)
+	_actions_changed()
+
+
+## Offers four InputMap actions to agents as one axis2d (kind "axis2d",
+## x and y -1 to 1, as Input.get_vector reads them), in place of the four
+## buttons.
+func add_axis2d(axis_name: String, negative_x: String, positive_x: String, negative_y: String, positive_y: String, description: String = "") -> void:
+	_actions.add_axis(axis_name, "axis2d", [negative_x, positive_x, negative_y, positive_y] as Array[String], description)
+	_actions_changed()
+
+
+## Offers the mouse to agents (kind "pointer"): x, y in the pixels of the
+## game's frames become mouse motion and button events.
+func add_pointer(description: String = "", action_name: String = "pointer") -> void:
+	_actions.add_pointer(action_name, description)
+	_actions_changed()
+
+
+## Offers typing to agents (kind "text"): each character becomes a key
+## press and release.
+func add_text(description: String = "", action_name: String = "text") -> void:
+	_actions.add_text(action_name, description)
+	_actions_changed()
+
+
 ## The operation in progress, or null.
 func current_operation() -> CappyOperation:
 	return _op if _launched else null
@@ -194,7 +258,10 @@ func _process(_delta: float) -> void:
 	if not _hello_sent:
 		# The first frame: the game's _ready has registered what it has.
 		_hello_sent = true
-		_conn.begin(JSON.stringify(_hello()), _registry())
+		_actions_sent = _actions_message()
+		_conn.begin(JSON.stringify(_hello()), _registry(), _actions_sent)
+	elif Engine.get_process_frames() % 60 == 0:
+		_actions_changed() # the game may change its InputMap at any time
 	var state := _conn.state()
 	for m in _conn.take():
 		_handle(m)
@@ -214,6 +281,8 @@ func _physics_process(delta: float) -> void:
 	if _arm_pending:
 		_arm_pending = false
 		_arm()
+	elif _held and _armed:
+		_op._hold_frame()
 
 
 # At the end of each physics frame, after the game's: a replay's input
@@ -221,14 +290,114 @@ func _physics_process(delta: float) -> void:
 # (Input makes an action pressed now "just pressed" in the next physics
 # frame, as it did for the player's).
 func _late_physics_process() -> void:
-	if _op != null and _launched and _armed and _op.kind == "replay":
-		_inject(_op.tick())
+	if _op == null or not _launched or not _armed or _picture_due:
+		return
+	if _op.control == "agent":
+		_agent_tick()
+	elif _op.kind == "replay":
+		var tick := _op.tick()
+		if _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick and _frames.active_for(_op):
+			# The recording held here for a step's picture: so does the
+			# replay, for the same picture; its input goes in after.
+			while _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick:
+				_next_step_end += 1
+			_hold()
+			_picture_due = true
+			_frames.step_picture(_op, func() -> void: _picture_due = false)
+			return
+		_release()
+		_inject(tick)
+
+
+# Agent play, at the end of each physics frame: the running step counts
+# its frames and holds the simulation after its last; a step waiting
+# begins (its input goes in now, between this frame and the next, where
+# a replay puts it); otherwise the simulation stays held.
+func _agent_tick() -> void:
+	if _step_left > 0:
+		_step_left -= 1
+		if _step_left == 0:
+			_hold()
+			_end_step()
+		return
+	if not _step.is_empty():
+		_begin_step()
+		return
+	_hold()
+
+
+func _begin_step() -> void:
+	var s := _step
+	_step = {}
+	var tick := _op.tick()
+	_goal_ms += float(s["ms"])
+	var frames := roundi(_goal_ms / _op._tick_ms) - tick
+	var events: Array = s["events"]
+	if frames <= 0:
+		# Apply and look: the input goes in at the start of the next step
+		# that runs the simulation.
+		_deferred.append_array(events)
+		_hold()
+		_end_step()
+		return
+	var all: Array[InputEvent] = _deferred.duplicate()
+	all.append_array(events)
+	_deferred.clear()
+	for e: InputEvent in all:
+		_inputs.append([tick, Codec.encode_event(e)])
+		Input.parse_input_event(e)
+		Input.flush_buffered_events()
+	_actions.applied(all)
+	_step_left = frames
+	_release()
+
+
+# The step is over and the simulation held: its picture (when frames were
+# asked), then stepped.
+func _end_step() -> void:
+	var tick := _op.tick()
+	if _step_ends.is_empty() or _step_ends[-1] != tick:
+		_step_ends.append(tick)
+	var op := _op
+	var id := _step_id
+	if _frames.active_for(op):
+		_picture_due = true
+		_frames.step_picture(op, func() -> void:
+			_picture_due = false
+			_stepped(op, id))
+	else:
+		_stepped(op, id)
+
+
+func _stepped(op: CappyOperation, id: String) -> void:
+	if op != _op or id != _step_id or id.is_empty():
+		return
+	_step_id = ""
+	_send({"type": "stepped", "op": op.id, "id": id, "t": snappedf(op.presented_time_ms(), 0.001), "simT": snappedf(op.sim_time_ms(), 0.001)})
+
+
+# Holds the simulation: the tree pauses and the operation's clock stops.
+func _hold() -> void:
+	if _held:
+		return
+	_held = true
+	_tree_was_paused = get_tree().paused
+	get_tree().paused = true
+
+
+func _release() -> void:
+	if not _held:
+		return
+	_held = false
+	get_tree().paused = _tree_was_paused
 
 
 func _hello() -> Dictionary:
 	var caps: Array[String] = ["scenarios", "time_scale"]
 	if _freeform_start.is_valid():
-		caps.append_array(["freeform_recording", "replay"])
+		caps.append_array(["freeform_recording", "replay", "input"])
+	if inspect_enabled:
+		caps.append("inspect")
 	if not _cameras.is_empty():
 		caps.append("alternate_cameras")
 	if _frames.available():
@@ -263,6 +432,24 @@ func _registry() -> String:
 func _registry_changed() -> void:
 	if _conn != null and _hello_sent:
 		_conn.set_registry(_registry())
+
+
+# The actions message ("" without capability input).
+func _actions_message() -> String:
+	if not _freeform_start.is_valid():
+		return ""
+	var view := Vector2i(get_viewport().get_visible_rect().size)
+	return JSON.stringify({"type": "actions", "actions": _actions.catalogue(view)})
+
+
+# Sends the actions again when they changed since the last time.
+func _actions_changed() -> void:
+	if _conn == null or not _hello_sent:
+		return
+	var text := _actions_message()
+	if text != _actions_sent and not text.is_empty():
+		_actions_sent = text
+		_conn.set_actions(text)
 
 
 func _handle(m: Dictionary) -> void:
@@ -300,6 +487,10 @@ func _handle(m: Dictionary) -> void:
 		"cancel":
 			if _op != null and _op.id == op_id:
 				_teardown("cancelled")
+		"step":
+			_on_step(op_id, m)
+		"inspect":
+			_on_inspect(m)
 		"error":
 			push_warning("Cappy: controller error %s: %s" % [m.get("code"), m.get("message")])
 			if _op != null and _op.id == op_id and not op_id.is_empty():
@@ -310,6 +501,55 @@ func _handle(m: Dictionary) -> void:
 			push_warning("Cappy: ignoring a second welcome")
 		_:
 			push_warning("Cappy: ignoring a %s message" % type)
+
+
+# A step of an agent-controlled recording: checked now, begun at the end
+# of the next physics frame.
+func _on_step(op_id: String, m: Dictionary) -> void:
+	var id := str(m.get("id", ""))
+	if id.is_empty():
+		push_warning("Cappy: ignoring a step without id")
+		return
+	if _op == null or _op.id != op_id or not _launched or _op.control != "agent":
+		_refuse_step(op_id, id, "PROTOCOL_OUT_OF_STATE", "no agent-controlled recording %s is running" % op_id)
+		return
+	if not _step_id.is_empty():
+		_refuse_step(op_id, id, "OPERATION_BUSY", "step %s is still running" % _step_id)
+		return
+	var ms: Variant = m.get("ms")
+	if not (ms is float or ms is int) or not (float(ms) >= 0.0 and float(ms) <= 10000.0):
+		_refuse_step(op_id, id, "INVALID_INPUT", "ms must be a number from 0 to 10000, got %s" % JSON.stringify(ms))
+		return
+	var view := Vector2i(get_viewport().get_visible_rect().size)
+	var built := _actions.build(m.get("actions", []), view, _frames.width_for(_op))
+	if built.has("error"):
+		_refuse_step(op_id, id, "INVALID_INPUT", built["error"])
+		return
+	_step_id = id
+	_step = {"id": id, "ms": float(ms), "events": built["events"]}
+
+
+func _refuse_step(op_id: String, id: String, code: String, message: String) -> void:
+	_send({"type": "step_refused", "op": op_id, "id": id, "code": code, "message": message.left(4000)})
+
+
+# inspect: answered at once, at any time after welcome.
+func _on_inspect(m: Dictionary) -> void:
+	var id := str(m.get("id", ""))
+	if id.is_empty():
+		push_warning("Cappy: ignoring an inspect without id")
+		return
+	var result := {}
+	if not inspect_enabled:
+		result = {"error": {"code": "CAPABILITY_MISSING", "message": "this game does not allow inspect (Cappy.inspect_enabled is false)"}}
+	elif not (m.get("query", "") is String):
+		result = {"error": {"code": "INVALID_QUERY", "message": "query must be a string"}}
+	else:
+		result = Inspector.answer(get_tree(), m.get("query", ""))
+	if result.has("value"):
+		_conn.send("{\"type\":\"inspect_result\",\"id\":%s,\"value\":%s}" % [JSON.stringify(id), result["value"]])
+	else:
+		_send({"type": "inspect_result", "id": id, "error": result["error"]})
 
 
 func _fail_request(op_id: String, code: String, message: String) -> void:
@@ -399,6 +639,8 @@ func _prepare_replay(op_id: String, m: Dictionary) -> void:
 		return
 	_replay = decoded["recording"]
 	op.rng_seed = _replay["seed"]
+	_step_ends = _replay["steps"]
+	_next_step_end = 0
 	_op = op
 	_send({"type": "ready", "op": op_id})
 
@@ -409,7 +651,12 @@ func _record_start(op_id: String, m: Dictionary) -> void:
 	if not _freeform_start.is_valid():
 		_fail_request(op_id, "CAPABILITY_MISSING", "this game does not support freeform recording (no Cappy.set_freeform)")
 		return
+	var control: Variant = m.get("control", "")
+	if control != null and control != "" and control != "agent":
+		_fail_request(op_id, "PROTOCOL_INVALID_MESSAGE", "record_start.control must be \"agent\", got %s" % JSON.stringify(control))
+		return
 	var op := CappyOperation.new(self, op_id, "recording")
+	op.control = "agent" if control == "agent" else ""
 	if not _prepare_common(op, m):
 		return
 	op.rng_seed = hash(op_id) & 0x7fffffff
@@ -469,7 +716,14 @@ func _arm() -> void:
 	_op._start_clock(1000.0 / _base_tps)
 	for action: StringName in InputMap.get_actions():
 		Input.action_release(action)
-	if _op.kind == "recording":
+	if _op.control == "agent":
+		# The agent's steps are the input, recorded as they go in; the
+		# window's own (a player's keys) is not.
+		_inputs = []
+		_step_ends = []
+		_goal_ms = 0.0
+		_actions.release_all()
+	elif _op.kind == "recording":
 		_inputs = []
 		get_tree().root.window_input.connect(_record_input)
 	else:
@@ -511,11 +765,16 @@ func _stop() -> void:
 func _finish_recording(op: CappyOperation) -> void:
 	var rec := {"format": Codec.FORMAT, "game": game_id, "seed": op.rng_seed,
 		"physicsTicksPerSecond": _base_tps, "ticks": op.tick() if _armed else 0, "inputs": _inputs}
+	if op.control == "agent":
+		rec["control"] = "agent"
+		rec["steps"] = _step_ends
 	var payload := Codec.to_payload(rec)
 	if payload.has("error"):
 		_end(op, "failed", "REPLAY_INVALID", payload["error"])
 		return
 	op.summary.merge({"ticks": rec["ticks"], "inputs": _inputs.size(), "seed": op.rng_seed}, false)
+	if op.control == "agent":
+		op.summary["steps"] = _step_ends.size()
 	if not _script_errors.is_empty():
 		op.summary["scriptErrors"] = _script_errors.slice(0, 5)
 	op.set_meta("replay", payload)
@@ -568,8 +827,18 @@ func _teardown(status: String) -> void:
 	if op == null:
 		return
 	_op = null
-	if _armed and op.kind == "recording":
+	if _armed and op.kind == "recording" and op.control != "agent":
 		get_tree().root.window_input.disconnect(_record_input)
+	if op.control == "agent":
+		_actions.release_all()
+	_release()
+	_step_id = ""
+	_step = {}
+	_step_left = 0
+	_deferred.clear()
+	_step_ends = []
+	_next_step_end = 0
+	_picture_due = false
 	_launched = false
 	_armed = false
 	_arm_pending = false

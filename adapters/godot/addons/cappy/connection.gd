@@ -2,8 +2,8 @@ extends RefCounted
 ## The WebSocket to the Cappy controller.
 ##
 ## A thread of its own polls the socket, sends hello as soon as it opens,
-## answers ping at once, sends the scenario registry on welcome and
-## list_scenarios, and queues every other
+## answers ping at once, sends the scenario registry (and the actions) on
+## welcome and the registry on list_scenarios, and queues every other
 ## message, decoded, for the main thread: the game stays responsive and its
 ## handshake completes while the main thread is busy (a slow first frame, a
 ## synchronous load) or the tree is paused, and a request arriving right
@@ -29,6 +29,7 @@ var _pongs := 0
 var _hello := "" # the hello message, as JSON
 var _hello_sent := false
 var _registry := "" # the scenarios message, as JSON
+var _actions := "" # the actions message, as JSON ("" without input)
 var _welcomed := false
 
 
@@ -81,12 +82,23 @@ func pongs() -> int:
 	return n
 
 
-## Hands over the hello (sent as soon as the socket opens) and the
-## scenario registry (sent on welcome), both as JSON.
-func begin(hello: String, registry: String) -> void:
+## Hands over the hello (sent as soon as the socket opens), the scenario
+## registry and the actions (sent on welcome; "" for none), all as JSON.
+func begin(hello: String, registry: String, actions: String) -> void:
 	_mutex.lock()
 	_hello = hello
 	_registry = registry
+	_actions = actions
+	_mutex.unlock()
+
+
+## Sets the actions (an actions message, as JSON), sending them at once
+## when the controller welcomed this game already, else on welcome.
+func set_actions(text: String) -> void:
+	_mutex.lock()
+	_actions = text
+	if _welcomed:
+		_send_locked(text)
 	_mutex.unlock()
 
 
@@ -185,6 +197,8 @@ func _pump_locked() -> void:
 				if not _welcomed and msg.get("protocol") is float and int(msg["protocol"]) == 1:
 					_welcomed = true
 					_peer.send_text(_registry)
+					if not _actions.is_empty():
+						_peer.send_text(_actions)
 			"list_scenarios":
 				if _welcomed:
 					_peer.send_text(_registry)

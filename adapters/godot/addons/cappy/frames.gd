@@ -16,6 +16,7 @@ var _max_width := 640
 var _mime := "image/jpeg"
 var _next_t := 0.0
 var _last_t := -INF
+var _step_done := Callable() # a step picture is due at the next draw
 
 
 ## Connects to the renderer, when there is one.
@@ -48,6 +49,30 @@ func begin(op: RefCounted) -> void:
 ## Stops sending frames.
 func end() -> void:
 	_op = null
+	_step_done = Callable()
+
+
+## Whether op asked for frames (and this process renders them).
+func active_for(op: RefCounted) -> bool:
+	return _op != null and op == _op
+
+
+## The width of op's frames at full size: the root viewport's, at most
+## maxWidth (0 when op asked for none).
+func width_for(op: RefCounted) -> int:
+	if not active_for(op):
+		return 0
+	return mini(int(_cappy.get_viewport().get_visible_rect().size.x), _max_width)
+
+
+## Sends a frame with reason "step" at the next draw (the simulation is
+## held, so it shows the state the step ended in), beside the rate, then
+## calls done.
+func step_picture(op: RefCounted, done: Callable) -> void:
+	if not active_for(op):
+		done.call()
+		return
+	_step_done = done
 
 
 ## A frame beside the rate, when the rate allows (at most twice the asked
@@ -64,6 +89,13 @@ func _on_frame_post_draw() -> void:
 	if _op == null or not _op.is_active():
 		return
 	var t: float = _op.presented_time_ms()
+	if _step_done.is_valid():
+		var done := _step_done
+		_step_done = Callable()
+		_send(t, "step")
+		_next_t = maxf(_next_t, (floorf(t / _interval_ms) + 1.0) * _interval_ms)
+		done.call()
+		return
 	if t < _next_t:
 		return
 	_send(t, "")

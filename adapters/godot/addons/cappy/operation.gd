@@ -31,6 +31,9 @@ var scenario := ""
 ## The scenario's parameters, checked, with defaults filled in; integer
 ## parameters are ints.
 var params := {}
+## "agent" when an agent plays this recording in steps (record_start's
+## control): the game must not start its own player or autopilot then.
+var control := ""
 ## The presentation (timeScale, camera, and the game's own keys).
 var presentation := {}
 ## The presentation's time scale (1 when absent).
@@ -151,6 +154,13 @@ func is_cancelled() -> bool:
 func _start_clock(tick_ms: float) -> void:
 	_tick_ms = tick_ms
 	_t0_frame = Engine.get_physics_frames()
+
+
+# A physics frame in which the simulation was held (agent play, a
+# replay's step picture): the clock does not move.
+func _hold_frame() -> void:
+	if _t0_frame >= 0:
+		_t0_frame += 1
 
 
 func _request_stop() -> void:

@@ -2,7 +2,9 @@ extends RefCounted
 ## Cappy Godot replays: the input events of a freeform recording, each
 ## stamped with the physics frame (counted from the recording's first
 ## frame) at which the game received it, plus the RNG seed and the physics
-## rate. Sent to the controller as an inline replay: base64 with its
+## rate; for a recording an agent played in steps, also the physics frames
+## at which its steps ended ("steps"), where a replay with frames holds
+## the simulation for a picture as the recording did. Sent to the controller as an inline replay: base64 with its
 ## SHA-256, gzip-compressed when the JSON would pass the 1 MiB limit.
 ##
 ## Input events are encoded field by field (never as serialized objects,
@@ -14,6 +16,8 @@ const FORMAT_GZIP := "cappy-godot/v1+gzip"
 const MAX_INLINE_BYTES := 1 << 20
 ## A compressed replay may expand to at most this much.
 const MAX_JSON_BYTES := 64 << 20
+## The most steps an agent-played recording keeps.
+const MAX_STEPS := 1 << 20
 
 
 ## Encodes an input event, or returns {} for a kind a replay cannot carry.
@@ -203,6 +207,17 @@ static func from_payload(r: Variant, game_id: String, ticks_per_second: int) -> 
 		if decode_event(item[1]) == null:
 			return _refusal("REPLAY_INVALID", "replay input %d is of an unknown kind" % i)
 		last = frame
+	var steps: Variant = rec.get("steps", [])
+	if not (steps is Array) or steps.size() > MAX_STEPS:
+		return _refusal("REPLAY_INVALID", "the replay's steps are not a list of at most %d physics frames" % MAX_STEPS)
+	last = 0
+	var ends: Array[int] = []
+	for s: Variant in steps:
+		if not (s is float or s is int) or int(s) < last or int(s) > int(ticks):
+			return _refusal("REPLAY_INVALID", "the replay's step end %s is out of order or past the end" % s)
+		last = int(s)
+		ends.append(last)
+	rec["steps"] = ends
 	rec["ticks"] = int(ticks)
 	rec["seed"] = int(rec.get("seed", 0))
 	return {"recording": rec}
