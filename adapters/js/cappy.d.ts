@@ -6,6 +6,12 @@ export const MAX_MESSAGE_BYTES: number;
 export const MAX_INLINE_REPLAY_BYTES: number;
 export const MAX_FRAME_BYTES: number;
 export const MAX_SUMMARY_BYTES: number;
+/** The longest step an agent may ask for: 10000 ms of simulation. */
+export const MAX_STEP_MS: number;
+/** The largest inspect value: 256 KiB of JSON. */
+export const MAX_INSPECT_BYTES: number;
+/** The most actions a game may declare, and a step may carry. */
+export const MAX_ACTIONS: number;
 
 export const Capability: Readonly<{
   SCENARIOS: 'scenarios';
@@ -14,6 +20,17 @@ export const Capability: Readonly<{
   TIME_SCALE: 'time_scale';
   ALTERNATE_CAMERAS: 'alternate_cameras';
   FRAMES: 'frames';
+  INPUT: 'input';
+  INSPECT: 'inspect';
+}>;
+
+/** The kinds of action an agent can take. */
+export const ActionKind: Readonly<{
+  BUTTON: 'button';
+  AXIS: 'axis';
+  AXIS2D: 'axis2d';
+  POINTER: 'pointer';
+  TEXT: 'text';
 }>;
 
 export const Code: Readonly<{
@@ -28,6 +45,10 @@ export const Code: Readonly<{
   REPLAY_INVALID: 'REPLAY_INVALID';
   UNKNOWN_CAMERA: 'UNKNOWN_CAMERA';
   PRESENTATION_UNSUPPORTED: 'PRESENTATION_UNSUPPORTED';
+  INVALID_INPUT: 'INVALID_INPUT';
+  INVALID_QUERY: 'INVALID_QUERY';
+  NOT_FOUND: 'NOT_FOUND';
+  VALUE_TOO_LARGE: 'VALUE_TOO_LARGE';
   ADAPTER_ERROR: 'ADAPTER_ERROR';
 }>;
 
@@ -101,6 +122,31 @@ export interface EmitOptions {
   durationMs?: number;
 }
 
+/** An action the agent can take: what the game declares with cappy.actions(). */
+export interface Action {
+  /** An identifier: what a step names. */
+  name: string;
+  kind: 'button' | 'axis' | 'axis2d' | 'pointer' | 'text';
+  /** What it does in the game: the agent reads it. */
+  description: string;
+}
+
+/** A pointer as the game reads it: x, y in the pixels of its canvas (converted from the frames' pixels). */
+export interface PointerInput {
+  x: number;
+  y: number;
+  /** 0 primary, 1 middle, 2 secondary (as MouseEvent.button). */
+  button: number;
+  pressed: boolean;
+}
+
+/** What a step applied, in order, as hooks.input receives it. */
+export interface AppliedAction {
+  name: string;
+  /** boolean (button), number (axis), {x, y} (axis2d), PointerInput (pointer), string (text). */
+  value: boolean | number | { x: number; y: number } | PointerInput | string;
+}
+
 /** One operation: the game emits its events through it. */
 export class Op {
   readonly id: string;
@@ -114,6 +160,19 @@ export class Op {
   readonly replay?: Uint8Array;
   readonly replayInfo?: { kind: string; format?: string; sha256: string };
   readonly framesRequest?: FramesRequest;
+  /** 'agent' in a recording the agent plays (record_start control "agent"): the simulation runs in its steps only. */
+  readonly control?: 'agent';
+  /**
+   * The actions the agent holds, by name (agent control): a button's
+   * boolean, an axis's number, an axis2d's {x, y}, a pointer's
+   * PointerInput (null before the first), a text's string. A step changes
+   * what it names; the rest stays as it was.
+   */
+  readonly input: Record<string, boolean | number | { x: number; y: number } | PointerInput | string | null>;
+  /** Simulation ms run through advance() since the operation started (agent control). */
+  readonly simT: number;
+  /** Whether the simulation waits for the agent's next step (agent control). */
+  readonly paused: boolean;
   /** Aborted on cancel ('cancelled') and when the connection is lost ('disconnected'). */
   readonly signal: AbortSignal;
   /** Resolves on stop, cancel or disconnect. */
@@ -141,6 +200,14 @@ export class Op {
    * the tick of its t, the same at any timeScale and frame rate.
    */
   frameDue(t?: number): boolean;
+  /**
+   * Agent control: asks to run ms of simulation (one tick) now. True: the
+   * current step has that much time left (counted in simT), run the
+   * tick. False: wait (for the agent's next step, or for a due frame to be
+   * drawn). `while (op.advance(TICK_MS)) sim.step(input())`. Outside agent
+   * control: always true (the game's own clock decides).
+   */
+  advance(ms: number): boolean;
 }
 
 /** What a recording returns: its data (and format), kept by the controller as an inline replay. */
@@ -157,6 +224,8 @@ export interface Hooks {
   replay?(op: Op, data: Uint8Array, info: { kind: string; format?: string; sha256: string }): unknown;
   /** The operation's presented clock in ms since it started (default: performance.now() since started); frames are stamped with it. */
   now?(op: Op): number;
+  /** Agent control: a step's actions, as they are applied (op.input already holds them), before its first tick. */
+  input?(applied: AppliedAction[], op: Op): void;
   /** Extra checks before ready; throw a CappyFailure to refuse. */
   validate?(op: Op): unknown;
 }
@@ -197,6 +266,10 @@ export class Cappy {
   hooks(h: Hooks): this;
   /** Frames from a canvas (2D or WebGL), or from a capture function. */
   frames(source: HTMLCanvasElement | OffscreenCanvas | { capture(req: { maxWidth: number; formats: string[] }): Frame | null | Promise<Frame | null> }): this;
+  /** Declares the actions an agent can take (capability input); sent after welcome and again on each call. */
+  actions(list: Action[]): this;
+  /** The state inspect reads (capability inspect): an object, or a function returning one, called for each query. */
+  state(source: object | (() => unknown)): this;
   /** Call right after a frame is drawn (WebGL): a due frame is read then. */
   drawn(): void;
   /** Connects; resolves once welcomed, rejects with a RejectError when refused. */
@@ -212,3 +285,14 @@ export function readReplay(r: ReplayPayload): Promise<Uint8Array>;
 export function sha256Hex(bytes: Uint8Array): Promise<string>;
 export function toBase64(bytes: Uint8Array): string;
 export function fromBase64(text: string): Uint8Array;
+export function checkActions(list: Action[]): Action[];
+/** A step's actions checked against the declared ones: [[name, value], ...]; throws an Error saying what is wrong. */
+export function checkStep(actions: unknown, declared: Map<string, Action>, held?: Record<string, unknown>, frame?: { width: number; height: number; scale: number }): Array<[string, AppliedAction['value']]>;
+/** An inspect query as path segments; throws an Error when it does not parse. */
+export function parsePath(query: string): string[];
+/** Follows a path into the state; throws a CappyFailure NOT_FOUND naming what is there instead. */
+export function resolvePath(root: unknown, path: string[]): unknown;
+/** What the empty query answers: the syntax, and the top-level keys with a summary of each. */
+export function describeState(root: unknown): { syntax: string; keys: Record<string, string> };
+/** A value of the game's state as JSON text of at most maxBytes (default MAX_INSPECT_BYTES); throws a CappyFailure VALUE_TOO_LARGE beyond. */
+export function snapshotJSON(value: unknown, maxBytes?: number): string;

@@ -12,7 +12,9 @@
 // The library does the protocol: the handshake, the scenario registry,
 // parameter and presentation checks, ping/pong (answered as messages
 // arrive, whatever the game is doing), the operation lifecycle, replays
-// with their SHA-256, and frames. The game registers scenarios and hooks.
+// with their SHA-256, frames, and agent play (actions declared, steps of
+// simulation time with their input held, inspect of the game's state). The
+// game registers scenarios and hooks.
 
 /** The adapter library's version, sent in hello. */
 export const VERSION = '0.1.0';
@@ -26,6 +28,12 @@ export const MAX_INLINE_REPLAY_BYTES = 1 << 20;
 export const MAX_FRAME_BYTES = 1 << 20;
 /** The largest summary the controller keeps (64 KiB of JSON). */
 export const MAX_SUMMARY_BYTES = 64 << 10;
+/** The longest step an agent may ask for (simulation ms). */
+export const MAX_STEP_MS = 10000;
+/** The largest inspect value (256 KiB of JSON). */
+export const MAX_INSPECT_BYTES = 256 << 10;
+/** The most actions a game may declare, and a step may carry. */
+export const MAX_ACTIONS = 256;
 
 /** Capabilities with a meaning to the controller. */
 export const Capability = Object.freeze({
@@ -35,6 +43,24 @@ export const Capability = Object.freeze({
   TIME_SCALE: 'time_scale',
   ALTERNATE_CAMERAS: 'alternate_cameras',
   FRAMES: 'frames',
+  /** Agent play: the game declares actions and runs in steps (cappy.actions). */
+  INPUT: 'input',
+  /** The controller may read the game's state (cappy.state). */
+  INSPECT: 'inspect',
+});
+
+/** The kinds of action an agent can take, and the fields of each in a step. */
+export const ActionKind = Object.freeze({
+  /** `pressed`: true or false; held until a later step changes it. */
+  BUTTON: 'button',
+  /** `value`: -1 to 1. */
+  AXIS: 'axis',
+  /** `x`, `y`: -1 to 1. */
+  AXIS2D: 'axis2d',
+  /** `x`, `y` in the pixels of the game's frames; `button`?, `pressed`?. */
+  POINTER: 'pointer',
+  /** `text`. */
+  TEXT: 'text',
 });
 
 /** Error codes of the protocol, and the library's own ADAPTER_ERROR. */
@@ -50,6 +76,14 @@ export const Code = Object.freeze({
   REPLAY_INVALID: 'REPLAY_INVALID',
   UNKNOWN_CAMERA: 'UNKNOWN_CAMERA',
   PRESENTATION_UNSUPPORTED: 'PRESENTATION_UNSUPPORTED',
+  /** A step's unknown action or bad value (step_refused; the play goes on). */
+  INVALID_INPUT: 'INVALID_INPUT',
+  /** An inspect query that does not parse. */
+  INVALID_QUERY: 'INVALID_QUERY',
+  /** An inspect path that leads nowhere in the game's state. */
+  NOT_FOUND: 'NOT_FOUND',
+  /** An inspect value of more than MAX_INSPECT_BYTES: ask for a narrower path. */
+  VALUE_TOO_LARGE: 'VALUE_TOO_LARGE',
   /** A hook or scenario threw something that is not a CappyFailure. */
   ADAPTER_ERROR: 'ADAPTER_ERROR',
 });
@@ -197,6 +231,283 @@ function checkScenario(s) {
   }
 }
 
+const ACTION_KINDS = Object.values(ActionKind);
+
+/**
+ * Checks a game's action declarations ({name, kind, description}) and
+ * returns them as sent in `actions`; throws a TypeError.
+ * @returns {Array<{name: string, kind: string, description: string}>}
+ */
+export function checkActions(list) {
+  if (!Array.isArray(list)) throw new TypeError('cappy: actions must be an array of {name, kind, description}');
+  if (list.length > MAX_ACTIONS) throw new TypeError(`cappy: at most ${MAX_ACTIONS} actions`);
+  const seen = new Set();
+  return list.map((a) => {
+    if (!isObject(a)) throw new TypeError('cappy: an action must be an object {name, kind, description}');
+    const idWhy = checkID(a.name);
+    if (idWhy) throw new TypeError(`cappy: action name ${JSON.stringify(a.name)}: ${idWhy}`);
+    if (seen.has(a.name)) throw new TypeError(`cappy: action ${a.name} is declared twice`);
+    seen.add(a.name);
+    if (!ACTION_KINDS.includes(a.kind)) throw new TypeError(`cappy: action ${a.name}: kind must be one of ${ACTION_KINDS.join(', ')}`);
+    const why = checkText(a.description, 1024, true);
+    if (why) throw new TypeError(`cappy: action ${a.name}: description ${why} (the agent reads it to know what the action does)`);
+    return { name: a.name, kind: a.kind, description: a.description };
+  });
+}
+
+/** The value an action holds before any step sets it. */
+function initialValue(kind) {
+  switch (kind) {
+    case ActionKind.BUTTON: return false;
+    case ActionKind.AXIS: return 0;
+    case ActionKind.AXIS2D: return { x: 0, y: 0 };
+    case ActionKind.TEXT: return '';
+    default: return null; // a pointer: none yet
+  }
+}
+
+const FIELDS = {
+  button: ['pressed'], axis: ['value'], axis2d: ['x', 'y'], pointer: ['x', 'y', 'button', 'pressed'], text: ['text'],
+};
+const HOW = {
+  button: 'pressed (true or false)',
+  axis: 'value (-1 to 1)',
+  axis2d: 'x and y (-1 to 1)',
+  pointer: 'x and y (in the pixels of the game\'s frames), button (0-4) and pressed (true or false) optional',
+  text: 'text (a string)',
+};
+
+/**
+ * Checks one step's actions against the declared ones and returns what
+ * they set, [[name, value], ...] in order; throws an Error whose message
+ * says what is wrong (sent as step_refused INVALID_INPUT). held is the
+ * current input (a pointer keeps its button and pressed when a step omits
+ * them); frame, when known, is the frames' size {width, height} and the
+ * scale from frame pixels to the game's own (pointer x/y are converted).
+ * @returns {Array<[string, unknown]>}
+ */
+export function checkStep(actions, declared, held = {}, frame) {
+  if (!Array.isArray(actions)) throw new Error('actions must be an array');
+  if (actions.length > MAX_ACTIONS) throw new Error(`a step holds at most ${MAX_ACTIONS} actions`);
+  const out = [];
+  const pending = { ...held };
+  for (const a of actions) {
+    if (!isObject(a) || typeof a.name !== 'string') throw new Error('an action is {"name": ..., and its value}');
+    const d = declared.get(a.name);
+    if (!d) throw new Error(`no action ${JSON.stringify(cap(a.name, 64))}; the game's actions are: ${[...declared.keys()].join(', ') || 'none'}`);
+    const bad = (why) => new Error(`${a.name} is ${d.kind === 'axis' ? 'an' : 'a'} ${d.kind}: it takes ${HOW[d.kind]}; ${why}`);
+    for (const k of Object.keys(a)) if (k !== 'name' && !FIELDS[d.kind].includes(k)) throw bad(`${k} is not one of its fields`);
+    const unit = (k) => {
+      const v = a[k];
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(`${k} must be a number`);
+      if (v < -1 || v > 1) throw bad(`${k} ${v} is out of range`);
+      return v;
+    };
+    let v;
+    switch (d.kind) {
+      case ActionKind.BUTTON:
+        if (typeof a.pressed !== 'boolean') throw bad('pressed must be true or false');
+        v = a.pressed;
+        break;
+      case ActionKind.AXIS:
+        v = unit('value');
+        break;
+      case ActionKind.AXIS2D:
+        v = { x: unit('x'), y: unit('y') };
+        break;
+      case ActionKind.TEXT: {
+        const why = typeof a.text === 'string' ? checkText(a.text, 4096, false) : 'must be a string';
+        if (why) throw bad(`text ${why}`);
+        v = a.text;
+        break;
+      }
+      default: { // pointer
+        for (const k of ['x', 'y']) {
+          if (typeof a[k] !== 'number' || !Number.isFinite(a[k]) || a[k] < 0) throw bad(`${k} must be a number from 0`);
+        }
+        if (frame && (a.x > frame.width || a.y > frame.height)) throw bad(`(${a.x}, ${a.y}) is outside the ${frame.width}x${frame.height} frame`);
+        if (a.button !== undefined && !(Number.isInteger(a.button) && a.button >= 0 && a.button <= 4)) throw bad('button must be an integer from 0 to 4');
+        if (a.pressed !== undefined && typeof a.pressed !== 'boolean') throw bad('pressed must be true or false');
+        const prev = pending[a.name];
+        const scale = frame?.scale || 1;
+        v = { x: a.x / scale, y: a.y / scale, button: a.button ?? prev?.button ?? 0, pressed: a.pressed ?? prev?.pressed ?? false };
+      }
+    }
+    pending[a.name] = v;
+    out.push([a.name, v]);
+  }
+  return out;
+}
+
+const INSPECT_SYNTAX = 'a path into the game\'s state: names and indices separated by dots (player.hp, enemies.0.x; enemies[0].x and ["a key"] work too); the empty query lists the top-level keys';
+
+/**
+ * Parses an inspect query into path segments: `a.b.0`, `a[0]`, `a["k"]`.
+ * Throws an Error saying what is wrong.
+ * @returns {string[]}
+ */
+export function parsePath(query) {
+  const out = [];
+  let i = 0;
+  const n = query.length;
+  while (i < n) {
+    if (query[i] === '[') {
+      const close = query.indexOf(']', i);
+      if (close < 0) throw new Error(`unclosed [ at ${i}`);
+      const inner = query.slice(i + 1, close).trim();
+      if (/^\d+$/.test(inner)) out.push(inner);
+      else {
+        let k;
+        try { k = JSON.parse(inner); } catch { k = undefined; }
+        if (typeof k !== 'string') throw new Error(`[${inner}] at ${i}: an index is a number or a quoted key`);
+        out.push(k);
+      }
+      i = close + 1;
+      if (i < n && query[i] === '.') { i++; if (i >= n) throw new Error('the path ends with a dot'); }
+      continue;
+    }
+    let j = i;
+    while (j < n && query[j] !== '.' && query[j] !== '[') j++;
+    const seg = query.slice(i, j).trim();
+    if (seg === '') throw new Error(`an empty name at ${i}`);
+    out.push(seg);
+    i = j;
+    if (i < n && query[i] === '.') { i++; if (i >= n) throw new Error('the path ends with a dot'); }
+  }
+  return out;
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Whether key is something the game's state shows: an own property, or a getter of its class. */
+function readable(obj, key) {
+  if (FORBIDDEN_KEYS.has(key)) return false;
+  if (Object.prototype.hasOwnProperty.call(obj, key)) return true;
+  for (let p = Object.getPrototypeOf(obj); p && p !== Object.prototype && p !== Array.prototype; p = Object.getPrototypeOf(p)) {
+    const d = Object.getOwnPropertyDescriptor(p, key);
+    if (d) return typeof d.get === 'function';
+  }
+  return false;
+}
+
+const keysOf = (v) => (v instanceof Map ? [...v.keys()].map(String) : Object.keys(v).filter((k) => { const x = v[k]; return x !== undefined && typeof x !== 'function'; }));
+const listKeys = (keys) => (keys.length > 30 ? `${keys.slice(0, 30).join(', ')}, … (${keys.length})` : keys.join(', ') || 'nothing');
+
+/** Follows a parsed path from root; throws a CappyFailure NOT_FOUND naming what is there instead. */
+export function resolvePath(root, path) {
+  let cur = root;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i];
+    const at = path.slice(0, i).join('.') || 'the state';
+    const missing = (why) => new CappyFailure(Code.NOT_FOUND, `${path.slice(0, i + 1).join('.')}: ${why}`);
+    if (cur === null || cur === undefined || (typeof cur !== 'object' && typeof cur !== 'function')) throw missing(`${at} is ${cur === null ? 'null' : typeof cur}, not an object`);
+    if (cur instanceof Map) {
+      const k = [...cur.keys()].find((x) => String(x) === seg);
+      if (k === undefined && !cur.has(seg)) throw missing(`no key ${JSON.stringify(seg)} in ${at}; it has: ${listKeys(keysOf(cur))}`);
+      cur = cur.get(k === undefined ? seg : k);
+    } else if (Array.isArray(cur) || ArrayBuffer.isView(cur)) {
+      if (seg === 'length') cur = cur.length;
+      else if (/^\d+$/.test(seg) && Number(seg) < cur.length) cur = cur[Number(seg)];
+      else throw missing(`${at} is an array of ${cur.length}: ask for an index from 0 to ${cur.length - 1}, or length`);
+    } else {
+      if (!readable(cur, seg)) throw missing(`no ${JSON.stringify(seg)} in ${at}; it has: ${listKeys(keysOf(cur))}`);
+      cur = cur[seg];
+      if (typeof cur === 'function') throw missing('a function, not state');
+    }
+  }
+  return cur;
+}
+
+/** A one-line summary of a value, for the list of what can be asked. */
+function summarize(v) {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v) || ArrayBuffer.isView(v)) return `array of ${v.length}`;
+  if (v instanceof Map) return `map of ${v.size}: ${listKeys(keysOf(v))}`;
+  if (typeof v === 'object') return `object: ${listKeys(keysOf(v))}`;
+  if (typeof v === 'string') return `string ${JSON.stringify(cap(v, 40))}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+/** What the empty query answers: the syntax, and the top-level keys with a summary of each. */
+export function describeState(root) {
+  const keys = {};
+  if (root !== null && typeof root === 'object') {
+    const names = Array.isArray(root) ? root.map((_, i) => String(i)) : keysOf(root);
+    for (const k of names.slice(0, 200)) {
+      let v;
+      try { v = root instanceof Map ? root.get(k) : root[k]; } catch (e) { v = `[error: ${e?.message ?? e}]`; }
+      keys[k] = summarize(v);
+    }
+  }
+  return { syntax: INSPECT_SYNTAX, keys };
+}
+
+/**
+ * The JSON text of a value from the game's state, at most maxBytes: plain
+ * data as JSON.stringify writes it; functions and symbols left out;
+ * Map and Set as object and array; typed arrays as arrays; bigint as a
+ * string; a cycle as "[circular]", a getter that throws as
+ * "[error: …]". Throws a CappyFailure VALUE_TOO_LARGE past maxBytes.
+ */
+export function snapshotJSON(value, maxBytes = MAX_INSPECT_BYTES) {
+  const parts = [];
+  let len = 0;
+  const tooLarge = () => new CappyFailure(Code.VALUE_TOO_LARGE, `the value is more than ${maxBytes} bytes of JSON: ask for a part of it (the empty query lists what can be asked)`);
+  const push = (s) => { len += s.length; if (len > maxBytes) throw tooLarge(); parts.push(s); };
+  const ancestors = new Set();
+  const read = (obj, k) => { try { return obj[k]; } catch (e) { return `[error: ${cap(String(e?.message ?? e), 200)}]`; } };
+  const skip = (v) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+  const walk = (v, depth) => {
+    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') return push('null');
+    switch (typeof v) {
+      case 'number': return push(Number.isFinite(v) ? JSON.stringify(v) : 'null');
+      case 'boolean': return push(v ? 'true' : 'false');
+      case 'bigint': return push(JSON.stringify(String(v)));
+      case 'string':
+        if (v.length > maxBytes) throw tooLarge();
+        return push(JSON.stringify(v));
+      default:
+    }
+    if (ancestors.has(v)) return push('"[circular]"');
+    if (depth > 64) return push('"[too deep]"');
+    if (typeof v.toJSON === 'function' && !(v instanceof Map) && !(v instanceof Set)) {
+      let j;
+      try { j = v.toJSON(); } catch (e) { j = `[error: ${cap(String(e?.message ?? e), 200)}]`; }
+      if (j !== v) { ancestors.add(v); walk(j, depth + 1); ancestors.delete(v); return undefined; }
+    }
+    ancestors.add(v);
+    if (Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView)) || v instanceof Set) {
+      push('[');
+      if (v instanceof Set) {
+        let i = 0;
+        for (const x of v) { if (i++) push(','); walk(x, depth + 1); }
+      } else {
+        for (let i = 0; i < v.length; i++) { if (i) push(','); walk(read(v, i), depth + 1); }
+      }
+      push(']');
+    } else {
+      push('{');
+      let i = 0;
+      const entries = v instanceof Map ? [...v.keys()].map((k) => [String(k), () => v.get(k)]) : Object.keys(v).map((k) => [k, () => read(v, k)]);
+      for (const [k, get] of entries) {
+        const x = get();
+        if (skip(x)) continue;
+        if (i++) push(',');
+        push(JSON.stringify(k));
+        push(':');
+        walk(x, depth + 1);
+      }
+      push('}');
+    }
+    ancestors.delete(v);
+    return undefined;
+  };
+  walk(value, 0);
+  const text = parts.join('');
+  if (byteLength(text) > maxBytes) throw tooLarge();
+  return text;
+}
+
 /** Base64 of bytes, in chunks (no stack blow-up on 1 MiB). */
 export function toBase64(bytes) {
   let s = '';
@@ -322,6 +633,23 @@ export class Op {
     this.replayInfo = undefined;
     /** The frames request ({fps, maxWidth, formats}) or undefined. */
     this.framesRequest = undefined;
+    /**
+     * 'agent' when the agent holds the controller (a recording started with
+     * control "agent"): the simulation runs only in the agent's steps, by
+     * advance(), and the game ignores its own player's and autopilot's input.
+     * @type {'agent' | undefined}
+     */
+    this.control = undefined;
+    /**
+     * The actions the agent holds (agent control), by name: a button's
+     * true/false, an axis's value, an axis2d's {x, y}, a pointer's {x, y,
+     * button, pressed} in the pixels of the game's canvas (null before the
+     * first), a text's text. A step changes what it names; the rest stays.
+     * @type {Record<string, unknown>}
+     */
+    this.input = {};
+    /** Simulation ms run through advance() since the operation started (agent control). */
+    this.simT = 0;
     this.launched = false;
     this.cancelled = false;
     this.startedAt = 0;
@@ -347,14 +675,17 @@ export class Op {
   /**
    * Presented milliseconds since the operation started: the game's
    * hooks.now(op) when it has one (its own presented clock, e.g.
-   * simT / timeScale), else performance.now() since started. Frames and
-   * events without a t are stamped with it.
+   * simT / timeScale), else performance.now() since started (under agent
+   * control: op.simT / timeScale). Frames and events without a t are
+   * stamped with it.
    */
   now() {
     if (!this.startedAt) return 0;
     const h = this.#session.nowHook;
     const v = h ? h(this) : undefined;
-    return Math.max(0, typeof v === 'number' && Number.isFinite(v) ? v : clock() - this.startedAt);
+    if (typeof v === 'number' && Number.isFinite(v)) return Math.max(0, v);
+    // Agent control: the clock is the simulation's, which runs only in steps.
+    return this.control === 'agent' ? this.simT / this.timeScale : Math.max(0, clock() - this.startedAt);
   }
 
   /**
@@ -423,6 +754,51 @@ export class Op {
    */
   frameDue(t) { return this.#session.frameDue(this, t === undefined ? this.now() : t); }
 
+  /**
+   * Agent control: asks to run ms of simulation (one tick) now. True when
+   * the agent's current step has that much simulation time left (it is
+   * counted in simT): run the tick. False when the simulation must wait:
+   * for the agent's next step, or for a due frame to be drawn first
+   * (frameDue). A fixed-tick game calls it before each tick and stops
+   * ticking at false: `while (op.advance(TICK_MS)) sim.step(input())`.
+   * What a step leaves unused (ms not a multiple of the tick) carries over
+   * to the next. Outside agent control it returns true: the game's own
+   * clock decides.
+   * @param {number} ms
+   */
+  advance(ms) {
+    if (this.control !== 'agent') return true;
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || !(ms > 0)) throw new TypeError(`cappy: advance(ms): ms must be a positive number, got ${ms}`);
+    if (this.closed) return false;
+    const s = this.#step;
+    this.#session.captureDue(this); // a capture function's due frame, of the state before this tick
+    if (!s || s.done || this.frameDue()) return false;
+    if (s.left + 1e-9 >= ms) {
+      s.left -= ms;
+      this.simT += ms;
+      return true;
+    }
+    // The step has run its time: the agent looks at this state.
+    this.#carry = Math.max(0, s.left);
+    this.#session.stepDone(this, s);
+    return false;
+  }
+
+  /** Whether the simulation waits for the agent (agent control, no step running). */
+  get paused() { return this.control === 'agent' && (!this.#step || this.#step.done); }
+
+  #step = null;
+  #carry = 0;
+  /** @internal The running step, or null. */ get _step() { return this.#step; }
+  /** @internal Starts a step of ms; returns it. */
+  _beginStep(id, ms) {
+    this.#step = { id, ms, left: this.#carry + ms, done: false };
+    this.#carry = 0;
+    return this.#step;
+  }
+  /** @internal The step is answered: the next one may come. */
+  _endStep(s) { if (this.#step === s) this.#step = null; }
+
   /** @internal */ _stop() { if (!this.#stopped) { this.#stopped = true; this.#stop(); } }
   /** @internal */ _abort(reason) { this.#abort.abort(reason); this._stop(); }
   /** @internal */ _finish() { if (!this.#finished) { this.#finished = true; this.#done(); } }
@@ -471,6 +847,9 @@ export class Cappy {
   #log;
   #frameSource = null;
   #frames = null; // per-op frame state
+  /** @type {Map<string, {name: string, kind: string, description: string}> | null} */
+  #actions = null;
+  #stateSource = undefined;
   #closedResolve;
   #connectWaiters = null;
   #retryMs = 250;
@@ -510,7 +889,7 @@ export class Cappy {
     return this;
   }
 
-  /** Sets hooks: timeScale(scale, op), camera(name, op), record(op), replay(op, data), validate(op), now(op). */
+  /** Sets hooks: timeScale(scale, op), camera(name, op), record(op), replay(op, data), validate(op), now(op), input(applied, op). */
   hooks(h) { Object.assign(this.#o.hooks, h); return this; }
 
   /**
@@ -521,6 +900,41 @@ export class Cappy {
   frames(source) {
     if (!source) throw new TypeError('cappy: frames needs a canvas or {capture}');
     this.#frameSource = typeof source.capture === 'function' ? { capture: source.capture } : { canvas: source };
+    return this;
+  }
+
+  /**
+   * Declares the actions an agent can take (capability input): [{name,
+   * kind, description}], kind one of button, axis, axis2d, pointer, text
+   * (ActionKind). Call it before connect() for the capability to be
+   * advertised; call it again whenever the actions change (they are sent
+   * again). An agent-controlled recording (op.control === 'agent') runs
+   * in the agent's steps: the game reads op.input and ticks while
+   * op.advance(tickMs) is true.
+   * @param {Array<{name: string, kind: string, description: string}>} list
+   */
+  actions(list) {
+    const checked = checkActions(list);
+    const had = this.#actions !== null;
+    this.#actions = new Map(checked.map((a) => [a.name, a]));
+    if (this.#welcomed) {
+      if (!had) this.#log.warn('cappy: actions() after connect: the capability "input" is advertised from the next connection');
+      this.#sendActions();
+    }
+    return this;
+  }
+
+  /**
+   * Registers the state the controller may inspect (capability inspect):
+   * an object, or a function returning one (called for each query). A
+   * query is a path into it (player.hp, enemies.0.x); the empty query
+   * lists its top-level keys. Values are read when asked, as JSON, at
+   * most MAX_INSPECT_BYTES. Call it before connect().
+   * @param {object | (() => unknown)} source
+   */
+  state(source) {
+    if (source === null || (typeof source !== 'object' && typeof source !== 'function')) throw new TypeError('cappy: state needs an object or a function returning one');
+    this.#stateSource = source;
     return this;
   }
 
@@ -539,6 +953,8 @@ export class Cappy {
     if (h.timeScale) caps.add(Capability.TIME_SCALE);
     if (h.camera || this.#o.cameras) caps.add(Capability.ALTERNATE_CAMERAS);
     if (this.#frameSource) caps.add(Capability.FRAMES);
+    if (this.#actions) caps.add(Capability.INPUT);
+    if (this.#stateSource !== undefined) caps.add(Capability.INSPECT);
     for (const c of this.#o.capabilities || []) caps.add(c);
     return [...caps];
   }
@@ -694,6 +1110,7 @@ export class Cappy {
           }
           this.#welcomed = true;
           this.#sendScenarios();
+          if (this.#actions && this.#has(Capability.INPUT)) this.#sendActions();
           this.#log.info?.(`cappy: welcomed by ${m.controller?.name} ${m.controller?.version ?? ''}`);
           if (this.#connectWaiters) { const w = this.#connectWaiters; this.#connectWaiters = null; w.resolve(); }
           return;
@@ -717,6 +1134,8 @@ export class Cappy {
       case 'start': return this.#start(m.op);
       case 'stop': if (this.#cur?.id === m.op) this.#cur._stop(); return;
       case 'cancel': this.#cancel(m.op); return;
+      case 'step': this.#stepMsg(m); return;
+      case 'inspect': this.#inspect(m); return;
       case 'error':
         this.#log.warn(`cappy: controller error ${m.code}: ${m.message}${m.op ? ` (op ${m.op})` : ''}`);
         if (m.op) this.#cancel(m.op); // the controller failed it: stop working on it
@@ -734,6 +1153,8 @@ export class Cappy {
     const list = [...this.#scenarios.values()].map(({ run, ...s }) => JSON.parse(JSON.stringify(s)));
     this.#send({ type: 'scenarios', scenarios: list });
   }
+
+  #sendActions() { this.#send({ type: 'actions', actions: [...this.#actions.values()] }); }
 
   #failed(op, code, message) { this.#send({ type: 'failed', op, code, message: cap(String(message), 4096) }); }
 
@@ -815,6 +1236,12 @@ export class Cappy {
     if (!this.#o.hooks.record) { this.#failed(m.op, Code.CAPABILITY_MISSING, 'this game does not support freeform recording'); return; }
     const op = new Op(this, m.op, 'recording');
     try {
+      if (m.control !== undefined && m.control !== null) {
+        if (m.control !== 'agent') throw new CappyFailure(Code.INVALID_MESSAGE, `record_start.control must be "agent", got ${JSON.stringify(m.control)}`);
+        if (!this.#actions || !this.#has(Capability.INPUT)) throw new CappyFailure(Code.CAPABILITY_MISSING, 'agent control needs the game\'s actions (cappy.actions), advertised as capability "input"');
+        op.control = 'agent';
+        for (const a of this.#actions.values()) op.input[a.name] = initialValue(a.kind);
+      }
       op.framesRequest = this.#framesOf(m);
     } catch (e) {
       const f = failureOf(e);
@@ -910,6 +1337,92 @@ export class Cappy {
     this.#send(m);
   }
 
+  /** The frames' size and their scale from the game's canvas, for pointer actions; undefined when unknown. */
+  #frameGeometry(op) {
+    const src = this.#frameSource;
+    const c = src?.canvas;
+    if (c && c.width > 0 && c.height > 0) {
+      const scale = Math.min(1, (op.framesRequest?.maxWidth ?? 640) / c.width);
+      return { width: Math.max(1, Math.floor(c.width * scale)), height: Math.max(1, Math.round(c.height * scale)), scale };
+    }
+    const last = this.#frames?.op === op ? this.#frames.lastSize : null;
+    return last ? { width: last.width, height: last.height, scale: 1 } : undefined;
+  }
+
+  /** A step: checked whole (refused, nothing applied, when anything is wrong), then its actions held and its time run by the game's advance(). */
+  #stepMsg(m) {
+    const refuse = (code, message) => this.#send({ type: 'step_refused', op: m.op, id: m.id, code, message: cap(String(message), 4096) });
+    const op = this.#cur;
+    if (!op || op.id !== m.op || !op.launched || op.closed) { refuse(Code.OUT_OF_STATE, `operation ${m.op} is not running here`); return; }
+    if (op.control !== 'agent') { refuse(Code.OUT_OF_STATE, `operation ${op.id} is not under agent control`); return; }
+    if (op.isStopped) { refuse(Code.OUT_OF_STATE, `operation ${op.id} is stopping`); return; }
+    if (op._step) { refuse(Code.OPERATION_BUSY, `step ${op._step.id} is still running`); return; }
+    if (typeof m.ms !== 'number' || !Number.isFinite(m.ms) || m.ms < 0 || m.ms > MAX_STEP_MS) { refuse(Code.INVALID_INPUT, `ms must be a number from 0 to ${MAX_STEP_MS}, got ${JSON.stringify(m.ms)}`); return; }
+    let applied;
+    try {
+      applied = checkStep(m.actions ?? [], this.#actions, op.input, this.#frameGeometry(op));
+    } catch (e) {
+      refuse(Code.INVALID_INPUT, e.message);
+      return;
+    }
+    for (const [name, v] of applied) op.input[name] = v;
+    const s = op._beginStep(m.id, m.ms);
+    try {
+      this.#o.hooks.input?.(applied.map(([name, value]) => ({ name, value })), op);
+    } catch (e) {
+      op._endStep(s);
+      op._stop();
+      this.#end(op, { error: e });
+      return;
+    }
+    if (m.ms === 0) this.stepDone(op, s); // apply and look
+  }
+
+  /** @internal The step's time has run: a frame of the paused state (when frames were asked), then stepped. */
+  stepDone(op, s) {
+    if (s.done) return;
+    s.done = true;
+    const answer = () => {
+      op._endStep(s);
+      if (op.closed || this.#cur !== op) return;
+      this.#send({ type: 'stepped', op: op.id, id: s.id, t: op.now(), simT: op.simT });
+    };
+    const frames = this.#frames?.op === op ? this.#frames : null;
+    if (frames && !frames.stopped) frames.stepFrame(answer);
+    else answer();
+  }
+
+  /** @internal Agent control with a capture function: a due frame is read before the next tick. */
+  captureDue(op) { if (this.#frames?.op === op) this.#frames.captureDue(); }
+
+  /** inspect: a path into the game's state, answered whatever else is running. */
+  #inspect(m) {
+    const reply = (body) => this.sendText(`{"type":"inspect_result","id":${JSON.stringify(m.id ?? null)},${body}}`);
+    const fail = (code, message) => reply(`"error":${JSON.stringify({ code, message: cap(String(message), 4096) })}`);
+    if (this.#stateSource === undefined) { fail(Code.CAPABILITY_MISSING, 'this game registers no state to inspect (cappy.state)'); return; }
+    const q = m.query ?? '';
+    if (typeof q !== 'string' || byteLength(q) > 4096) { fail(Code.INVALID_QUERY, `the query must be a string of at most 4096 bytes: ${INSPECT_SYNTAX}`); return; }
+    let text;
+    try {
+      const src = this.#stateSource;
+      const root = typeof src === 'function' ? src() : src;
+      let value;
+      if (q.trim() === '') value = describeState(root);
+      else {
+        let path;
+        try { path = parsePath(q.trim()); } catch (e) { throw new CappyFailure(Code.INVALID_QUERY, `${e.message}: ${INSPECT_SYNTAX}`); }
+        value = resolvePath(root, path);
+      }
+      text = snapshotJSON(value, MAX_INSPECT_BYTES);
+    } catch (e) {
+      const f = failureOf(e);
+      if (f.code === Code.ADAPTER_ERROR) this.#log.warn('cappy: inspect:', e);
+      fail(f.code, f.message);
+      return;
+    }
+    reply(`"value":${text}`);
+  }
+
   /** @internal */
   extraFrame(op, reason) { if (this.#frames?.op === op) this.#frames.extra(reason); }
 
@@ -940,7 +1453,11 @@ class FrameStream {
     this.tokensT = 0;
     this.timer = null;
     this.stopped = false;
-    if (source.capture) {
+    this.wantStep = null; // agent control: the answer waiting for a frame of the paused state
+    this.lastSize = null;
+    // Under agent control the simulation runs in steps: a capture
+    // function's frames are read at their due ticks (captureDue), not by a timer.
+    if (source.capture && op.control !== 'agent') {
       const tick = () => { if (!this.stopped) { this.capture(); this.timer = setTimeout(tick, this.interval); } };
       this.timer = setTimeout(tick, 0);
     }
@@ -965,27 +1482,45 @@ class FrameStream {
     else this.wantExtra = reason || 'extra';
   }
 
-  /** Whether drawn() at presented t would read a frame (a due one, or an asked extra). */
+  /** Whether drawn() at presented t would read a frame (a due one, an asked extra, or a step's). */
   due(t) {
     if (this.stopped || this.op.closed || this.source.capture) return false;
-    return this.wantExtra !== null || t >= this.next;
+    return this.wantStep !== null || this.wantExtra !== null || t >= this.next;
+  }
+
+  /** Agent control, a capture function: reads the frame due now, if one is. */
+  captureDue() {
+    if (!this.source.capture || this.stopped || this.op.closed) return;
+    if (this.op.now() >= this.next) this.capture();
+  }
+
+  /** Agent control: a frame of the paused state with reason "step", then after() (which sends stepped). */
+  stepFrame(after) {
+    if (this.source.capture) this.capture('step', this.op.now() >= this.next, after);
+    else this.wantStep = after; // read at the next drawn(), which shows the paused state
   }
 
   drawn() {
     if (this.stopped || this.op.closed) return;
     const t = this.op.now();
     const extra = this.wantExtra;
+    const step = this.wantStep;
     this.wantExtra = null;
-    // One frame serves an extra and a due one drawn at the same moment.
-    if (extra !== null || t >= this.next) this.capture(extra ?? undefined, t >= this.next);
+    this.wantStep = null;
+    // One frame serves a step's, an extra and a due one drawn at the same moment.
+    if (step) this.capture('step', t >= this.next, step);
+    else if (extra !== null || t >= this.next) this.capture(extra ?? undefined, t >= this.next);
   }
 
-  /** Reads a frame now: reason names an extra one; due moves the schedule on. */
-  capture(reason, due = !reason) {
-    if (this.stopped || this.op.closed) return;
+  /**
+   * Reads a frame now: reason names an extra one; due moves the schedule
+   * on; after (a step's answer) runs once the frame is sent, or dropped.
+   */
+  capture(reason, due = !reason, after) {
+    if (this.stopped || this.op.closed) { after?.(); return; }
     const t = this.op.now();
     if (due) this.next = Math.max(this.next + this.interval, t);
-    if (this.inFlight >= 2) { this.dropped++; return; } // the encoder is behind: never slow the game
+    if (this.inFlight >= 2 && !after) { this.dropped++; return; } // the encoder is behind: never slow the game
     this.inFlight++;
     let encoded;
     try {
@@ -996,8 +1531,8 @@ class FrameStream {
     const p = encoded.then((f) => f && (f.data instanceof Uint8Array || typeof f.data === 'string') ? f : null, (e) => { this.log.warn('cappy: frame capture failed:', e?.message ?? e); return null; });
     this.chain = this.chain.then(() => p).then((f) => {
       this.inFlight--;
-      if (!f || this.op.closed) return;
-      this.send(t, f, reason);
+      if (f && !this.op.closed) this.send(t, f, reason);
+      try { after?.(); } catch (e) { this.log.error('cappy: after a step frame:', e); }
     });
   }
 
@@ -1010,7 +1545,7 @@ class FrameStream {
     }
     const m = { type: 'frame', op: this.op.id, t: Math.max(t, this.lastSent === -Infinity ? 0 : this.lastSent), mime: f.mime, width: f.width, height: f.height, data: bytes ? toBase64(bytes) : f.data };
     if (reason) m.reason = String(reason).slice(0, 128);
-    if (this.session.sendText(JSON.stringify(m))) this.lastSent = m.t;
+    if (this.session.sendText(JSON.stringify(m))) { this.lastSent = m.t; this.lastSize = { width: f.width, height: f.height }; }
   }
 }
 
