@@ -49,6 +49,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		checks = checkHubDB(ctx, *db)
 	} else {
 		checks = doctor(ctx, *cfg)
+		dir := cfg.Repo
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		checks = append(checks, checkClients(ctx, dir)...)
 	}
 	failed := false
 	for _, c := range checks {
