@@ -10,8 +10,12 @@ export const MAX_SUMMARY_BYTES: number;
 export const MAX_STEP_MS: number;
 /** The largest inspect value: 256 KiB of JSON. */
 export const MAX_INSPECT_BYTES: number;
-/** The most actions a game may declare, and a step may carry. */
+/** The most actions a game may declare. */
 export const MAX_ACTIONS: number;
+/** The most action inputs one step may carry. */
+export const MAX_STEP_ACTIONS: number;
+/** The pointer buttons a step may name. */
+export const POINTER_BUTTONS: readonly ['left', 'middle', 'right'];
 
 export const Capability: Readonly<{
   SCENARIOS: 'scenarios';
@@ -124,7 +128,7 @@ export interface EmitOptions {
 
 /** An action the agent can take: what the game declares with cappy.actions(). */
 export interface Action {
-  /** An identifier: what a step names. */
+  /** An identifier of at most 128 bytes: what a step names. */
   name: string;
   kind: 'button' | 'axis' | 'axis2d' | 'pointer' | 'text';
   /** What it does in the game: the agent reads it. */
@@ -135,8 +139,8 @@ export interface Action {
 export interface PointerInput {
   x: number;
   y: number;
-  /** 0 primary, 1 middle, 2 secondary (as MouseEvent.button). */
-  button: number;
+  /** 'left' unless a step named another. */
+  button: 'left' | 'middle' | 'right';
   pressed: boolean;
 }
 

@@ -32,8 +32,12 @@ export const MAX_SUMMARY_BYTES = 64 << 10;
 export const MAX_STEP_MS = 10000;
 /** The largest inspect value (256 KiB of JSON). */
 export const MAX_INSPECT_BYTES = 256 << 10;
-/** The most actions a game may declare, and a step may carry. */
+/** The most actions a game may declare. */
 export const MAX_ACTIONS = 256;
+/** The most action inputs one step may carry. */
+export const MAX_STEP_ACTIONS = 64;
+/** The pointer buttons a step may name (left when it names none). */
+export const POINTER_BUTTONS = Object.freeze(['left', 'middle', 'right']);
 
 /** Capabilities with a meaning to the controller. */
 export const Capability = Object.freeze({
@@ -57,7 +61,7 @@ export const ActionKind = Object.freeze({
   AXIS: 'axis',
   /** `x`, `y`: -1 to 1. */
   AXIS2D: 'axis2d',
-  /** `x`, `y` in the pixels of the game's frames; `button`?, `pressed`?. */
+  /** `x`, `y` in the pixels of the game's frames; `button`? (left, middle, right), `pressed`?. */
   POINTER: 'pointer',
   /** `text`. */
   TEXT: 'text',
@@ -244,7 +248,7 @@ export function checkActions(list) {
   const seen = new Set();
   return list.map((a) => {
     if (!isObject(a)) throw new TypeError('cappy: an action must be an object {name, kind, description}');
-    const idWhy = checkID(a.name);
+    const idWhy = checkID(a.name) || (byteLength(a.name) > 128 ? 'too long: at most 128 bytes' : '');
     if (idWhy) throw new TypeError(`cappy: action name ${JSON.stringify(a.name)}: ${idWhy}`);
     if (seen.has(a.name)) throw new TypeError(`cappy: action ${a.name} is declared twice`);
     seen.add(a.name);
@@ -273,7 +277,7 @@ const HOW = {
   button: 'pressed (true or false)',
   axis: 'value (-1 to 1)',
   axis2d: 'x and y (-1 to 1)',
-  pointer: 'x and y (in the pixels of the game\'s frames), button (0-4) and pressed (true or false) optional',
+  pointer: 'x and y (in the pixels of the game\'s frames), button (left, middle or right) and pressed (true or false) optional',
   text: 'text (a string)',
 };
 
@@ -288,7 +292,7 @@ const HOW = {
  */
 export function checkStep(actions, declared, held = {}, frame) {
   if (!Array.isArray(actions)) throw new Error('actions must be an array');
-  if (actions.length > MAX_ACTIONS) throw new Error(`a step holds at most ${MAX_ACTIONS} actions`);
+  if (actions.length > MAX_STEP_ACTIONS) throw new Error(`a step holds at most ${MAX_STEP_ACTIONS} actions`);
   const out = [];
   const pending = { ...held };
   for (const a of actions) {
@@ -316,9 +320,10 @@ export function checkStep(actions, declared, held = {}, frame) {
         v = { x: unit('x'), y: unit('y') };
         break;
       case ActionKind.TEXT: {
-        const why = typeof a.text === 'string' ? checkText(a.text, 4096, false) : 'must be a string';
+        // No text is the empty text (the controller's encoder leaves an empty one out).
+        const why = a.text === undefined || typeof a.text === 'string' ? checkText(a.text, 4096, false) : 'must be a string';
         if (why) throw bad(`text ${why}`);
-        v = a.text;
+        v = a.text ?? '';
         break;
       }
       default: { // pointer
@@ -326,11 +331,11 @@ export function checkStep(actions, declared, held = {}, frame) {
           if (typeof a[k] !== 'number' || !Number.isFinite(a[k]) || a[k] < 0) throw bad(`${k} must be a number from 0`);
         }
         if (frame && (a.x > frame.width || a.y > frame.height)) throw bad(`(${a.x}, ${a.y}) is outside the ${frame.width}x${frame.height} frame`);
-        if (a.button !== undefined && !(Number.isInteger(a.button) && a.button >= 0 && a.button <= 4)) throw bad('button must be an integer from 0 to 4');
+        if (a.button !== undefined && !POINTER_BUTTONS.includes(a.button)) throw bad(`button must be one of ${POINTER_BUTTONS.join(', ')}`);
         if (a.pressed !== undefined && typeof a.pressed !== 'boolean') throw bad('pressed must be true or false');
         const prev = pending[a.name];
         const scale = frame?.scale || 1;
-        v = { x: a.x / scale, y: a.y / scale, button: a.button ?? prev?.button ?? 0, pressed: a.pressed ?? prev?.pressed ?? false };
+        v = { x: a.x / scale, y: a.y / scale, button: a.button ?? prev?.button ?? 'left', pressed: a.pressed ?? prev?.pressed ?? false };
       }
     }
     pending[a.name] = v;
@@ -643,7 +648,7 @@ export class Op {
     /**
      * The actions the agent holds (agent control), by name: a button's
      * true/false, an axis's value, an axis2d's {x, y}, a pointer's {x, y,
-     * button, pressed} in the pixels of the game's canvas (null before the
+     * button ('left', 'middle', 'right'), pressed} in the pixels of the game's canvas (null before the
      * first), a text's text. A step changes what it names; the rest stays.
      * @type {Record<string, unknown>}
      */

@@ -193,7 +193,7 @@ test('step: an unknown action or a bad value is refused with INVALID_INPUT, noth
     [[{ name: 'throttle', value: 2 }], 20, /throttle is an axis.*out of range/],
     [[{ name: 'stick', x: 0.5 }], 20, /stick is a axis2d.*y must be a number/],
     [[{ name: 'aim', x: -1, y: 3 }], 20, /x must be a number from 0/],
-    [[{ name: 'aim', x: 1, y: 1, button: 9 }], 20, /button must be an integer/],
+    [[{ name: 'aim', x: 1, y: 1, button: 1 }], 20, /button must be one of left, middle, right/],
     [[{ name: 'say', text: 7 }], 20, /say is a text/],
     [[{ name: 'left', pressed: true }, { name: 'right' }], 20, /right is a button/],
     ['left', 20, /actions must be an array/],
@@ -260,7 +260,7 @@ test('step: with frames, due frames at their ticks during the step, then one of 
   const bad = (await step(conn, op, [{ name: 'aim', x: 65, y: 20 }], 0)).at(-1);
   assert.equal(bad.type, 'step_refused');
   assert.match(bad.message, /outside the 64x40 frame/);
-  assert.deepEqual(world.applied.at(-1), [{ name: 'aim', value: { x: 10, y: 20, button: 0, pressed: true } }]);
+  assert.deepEqual(world.applied.at(-1), [{ name: 'aim', value: { x: 10, y: 20, button: 'left', pressed: true } }]);
 });
 
 test('step: a canvas game draws the paused state before stepped; advance waits for the drawing', async () => {
@@ -376,10 +376,12 @@ test('checks: step values, paths and snapshots without a controller', () => {
   const declared = new Map(ACTIONS.map((a) => [a.name, a]));
   // Pointer: frame pixels to the game's (a canvas twice the frame's width), button and pressed kept when omitted.
   const frame = { width: 320, height: 200, scale: 0.5 };
-  let set = checkStep([{ name: 'aim', x: 100, y: 50, button: 2, pressed: true }], declared, {}, frame);
-  assert.deepEqual(set, [['aim', { x: 200, y: 100, button: 2, pressed: true }]]);
+  let set = checkStep([{ name: 'aim', x: 100, y: 50, button: 'right', pressed: true }], declared, {}, frame);
+  assert.deepEqual(set, [['aim', { x: 200, y: 100, button: 'right', pressed: true }]]);
   set = checkStep([{ name: 'aim', x: 10, y: 10 }], declared, { aim: set[0][1] }, frame);
-  assert.deepEqual(set, [['aim', { x: 20, y: 20, button: 2, pressed: true }]]);
+  assert.deepEqual(set, [['aim', { x: 20, y: 20, button: 'right', pressed: true }]]);
+  assert.deepEqual(checkStep([{ name: 'say' }], declared), [['say', '']], 'no text is the empty text');
+  assert.throws(() => checkStep(Array(65).fill({ name: 'say', text: 'a' }), declared), /at most 64/);
   assert.throws(() => checkStep([{ name: 'aim', x: 321, y: 10 }], declared, {}, frame), /outside the 320x200 frame/);
   assert.deepEqual(checkStep([{ name: 'stick', x: -1, y: 1 }, { name: 'say', text: 'go' }], declared), [['stick', { x: -1, y: 1 }], ['say', 'go']]);
   assert.deepEqual(parsePath('a.b[3]["c d"].e'), ['a', 'b', '3', 'c d', 'e']);

@@ -1,7 +1,9 @@
 // Phaser Arena: Phaser draws the simulation of sim.js; the Cappy adapter
 // (cappy.js) lets crosscode-mcp play it: scenarios, freeform recordings
-// of the player's input, replays at any timeScale, two cameras, and
-// frames from the WebGL canvas.
+// of the player's input, replays at any timeScale, two cameras, frames
+// from the WebGL canvas, and agent play: an agent holds the keyboard's
+// and the pointer's actions and runs the simulation in steps, and reads
+// the game's state (inspect).
 
 import { Cappy, CappyFailure } from './cappy.js';
 import { Sim, TICK_MS, WIDTH, HEIGHT, UP, DOWN, LEFT, RIGHT, FIRE, autopilot } from './sim.js';
@@ -20,9 +22,15 @@ let timeScale = 1;
 let acc = 0;
 let presented = 0; // the running operation's presented ms
 
-function startRun(sim, input, op, maxTicks = Infinity) {
+/**
+ * A run: input(sim) is each tick's input mask, aimOf(sim) the world point
+ * the player aims at with the pointer (null: none). inputs and aims are
+ * what a recording keeps: every tick's mask, and the ticks where the aim
+ * changed, [tick, x, y] (x, y null: released).
+ */
+function startRun(sim, input, op, maxTicks = Infinity, aimOf = () => null) {
   // view: where the follow camera looks, from the run's first tick on.
-  run = { sim, input, op, maxTicks, inputs: [], stopping: false, finished: false, ended: null, view: { x: sim.player.x, y: sim.player.y } };
+  run = { sim, input, aimOf, op, maxTicks, inputs: [], aims: [], aim: null, lastAim: null, stopping: false, finished: false, ended: null, view: { x: sim.player.x, y: sim.player.y } };
   run.done = new Promise((resolve) => { run.ended = resolve; });
   acc = 0;
   return run;
@@ -44,10 +52,50 @@ function follow(r) {
   r.view.y += (r.sim.player.y - r.view.y) * FOLLOW_LERP;
 }
 
+/** One tick of the run, with its input recorded. */
+function tick(r) {
+  const mask = r.input(r.sim);
+  const aim = r.aimOf(r.sim);
+  r.inputs.push(mask);
+  if (aim?.x !== r.lastAim?.x || aim?.y !== r.lastAim?.y) {
+    r.aims.push([r.sim.tick, aim?.x ?? null, aim?.y ?? null]);
+    r.lastAim = aim;
+  }
+  r.sim.step(mask, aim);
+  follow(r);
+}
+
+/** The run is over: its operation ends, then (or at once) the attract mode plays. */
+function finish(r) {
+  if (r.finished) return;
+  r.finished = true;
+  r.ended(r);
+  // The last tick stays on screen until the operation is over (its
+  // last frames show it), then the attract mode plays.
+  if (!r.op) idle();
+  else r.op.done.then(() => { if (run === r) idle(); });
+}
+
+/**
+ * Agent play: the agent's steps decide how far the simulation runs, not
+ * the clock. op.advance(TICK_MS) is true while the step has a tick's time
+ * left, false when a due frame must be drawn first or the step is done
+ * (the library then reads a frame of the paused state and answers the
+ * agent). A run that is over stays over while the agent's time passes;
+ * the agent ends the play with stop_recording.
+ */
+function advanceAgent(r) {
+  if (r.stopping) { finish(r); return; }
+  for (let n = 0; n < 500 && r.op.advance(TICK_MS); n++) {
+    if (!r.sim.over) tick(r);
+  }
+}
+
 /** Advances the run by a frame's worth of presented time (delta ms). */
 function advance(delta) {
   if (!run) return;
   const r = run;
+  if (r.op?.control === 'agent') { advanceAgent(r); return; }
   acc += delta * timeScale;
   for (let n = 0; acc >= TICK_MS && n < 20; n++) {
     // A frame due at this tick is drawn before the next step: each frame
@@ -55,21 +103,11 @@ function advance(delta) {
     // timeScale alike (the rest of acc waits for the next drawn frame).
     if (r.op && r.op.frameDue(r.sim.simT / timeScale)) break;
     if (r.sim.over || r.stopping || r.sim.tick >= r.maxTicks) {
-      if (!r.finished) {
-        r.finished = true;
-        r.ended(r);
-        // The last tick stays on screen until the operation is over (its
-        // last frames show it), then the attract mode plays.
-        if (!r.op) idle();
-        else r.op.done.then(() => { if (run === r) idle(); });
-      }
+      finish(r);
       return;
     }
     acc -= TICK_MS;
-    const mask = r.input(r.sim);
-    r.inputs.push(mask);
-    r.sim.step(mask);
-    follow(r);
+    tick(r);
   }
 }
 
@@ -82,6 +120,32 @@ addEventListener('keydown', (e) => keys.add(e.code));
 addEventListener('keyup', (e) => keys.delete(e.code));
 const keyboard = () => (keys.has('ArrowUp') || keys.has('KeyW') ? UP : 0) | (keys.has('ArrowDown') || keys.has('KeyS') ? DOWN : 0)
   | (keys.has('ArrowLeft') || keys.has('KeyA') ? LEFT : 0) | (keys.has('ArrowRight') || keys.has('KeyD') ? RIGHT : 0) | (keys.has('Space') ? FIRE : 0);
+
+// The agent's actions: the keyboard's keys and the pointer, as buttons and
+// a pointer. Under agent control they are the only input (the keyboard
+// and the autopilot are ignored).
+const ACTIONS = [
+  { name: 'move_up', kind: 'button', description: 'Move up while held (the keyboard\'s arrow up or W).' },
+  { name: 'move_down', kind: 'button', description: 'Move down while held (arrow down or S).' },
+  { name: 'move_left', kind: 'button', description: 'Move left while held (arrow left or A).' },
+  { name: 'move_right', kind: 'button', description: 'Move right while held (arrow right or D).' },
+  { name: 'fire', kind: 'button', description: 'Fire at the nearest enemy while held, every 10 ticks (space).' },
+  { name: 'aim', kind: 'pointer', description: 'Fire towards this point of the picture (x, y in the frame\'s pixels) while pressed, instead of at the nearest enemy; pressed false stops.' },
+];
+const agentInput = (op) => () => (op.input.move_up ? UP : 0) | (op.input.move_down ? DOWN : 0)
+  | (op.input.move_left ? LEFT : 0) | (op.input.move_right ? RIGHT : 0) | (op.input.fire ? FIRE : 0);
+
+/**
+ * The world point at pixel (x, y) of the canvas, as the camera shows it
+ * now (the paused picture the agent pointed at). A recording keeps the
+ * world point, so its replays aim the same with any camera.
+ */
+function toWorld(x, y, r) {
+  const follow = camera === 'follow';
+  const zoom = follow ? FOLLOW_ZOOM : 1;
+  const cx = follow ? r.view.x : WIDTH / 2, cy = follow ? r.view.y : HEIGHT / 2;
+  return { x: Math.round(cx + (x - WIDTH / 2) / zoom), y: Math.round(cy + (y - HEIGHT / 2) / zoom) };
+}
 
 /** Run-length encoding of the input masks: [[mask, count], ...]. */
 function rle(masks) {
@@ -110,26 +174,73 @@ const cappy = new Cappy({
     timeScale(s) { timeScale = s; presented = 0; },
     camera(name) { useCamera(name ?? 'follow'); },
     async record(op) {
+      // The agent plays (control "agent"): its actions are the input, in
+      // its steps; else the autopilot or the keyboard, in real time.
+      const agent = op.control === 'agent';
       const seed = (Math.random() * 2 ** 31) >>> 0;
       const jitter = Math.random;
-      const r = startRun(new Sim({ seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), AUTOPILOT ? (sim) => autopilot(sim, jitter) : keyboard, op);
+      const input = agent ? agentInput(op) : AUTOPILOT ? (sim) => autopilot(sim, jitter) : keyboard;
+      const r = startRun(new Sim({ seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), input, op, Infinity, () => r.aim);
       op.stopped.then(() => { r.stopping = true; });
       await r.done;
       op.summary({ ticks: r.sim.tick, score: r.sim.score, wave: r.sim.wave, hp: r.sim.player.hp });
-      return { data: JSON.stringify({ format: FORMAT, seed, ticks: r.sim.tick, inputs: rle(r.inputs) }), format: FORMAT };
+      const rec = { format: FORMAT, seed, ticks: r.sim.tick, inputs: rle(r.inputs) };
+      if (r.aims.length) rec.aims = r.aims;
+      return { data: JSON.stringify(rec), format: FORMAT };
+    },
+    // A step's actions, before its first tick: the pointer's canvas pixel
+    // becomes the world point it shows in the paused picture.
+    input(applied, op) {
+      const r = run;
+      if (r?.op !== op) return;
+      for (const { name, value } of applied) if (name === 'aim') r.aim = value.pressed ? toWorld(value.x, value.y, r) : null;
     },
     async replay(op, data) {
       let rec;
       try { rec = JSON.parse(new TextDecoder().decode(data)); } catch { rec = null; }
       if (!rec || rec.format !== FORMAT) throw new CappyFailure('REPLAY_UNSUPPORTED', `not a ${FORMAT} replay`);
       const masks = rec.inputs.flatMap(([m, n]) => Array(n).fill(m));
-      const r = startRun(new Sim({ seed: rec.seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), (sim) => masks[sim.tick] ?? 0, op, rec.ticks);
+      const aims = rec.aims ?? [];
+      let next = 0, aim = null;
+      const aimOf = (sim) => {
+        for (; next < aims.length && aims[next][0] <= sim.tick; next++) aim = aims[next][1] === null ? null : { x: aims[next][1], y: aims[next][2] };
+        return aim;
+      };
+      const r = startRun(new Sim({ seed: rec.seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), (sim) => masks[sim.tick] ?? 0, op, rec.ticks, aimOf);
       op.signal.addEventListener('abort', () => { r.stopping = true; });
       op.stopped.then(() => { r.stopping = true; });
       await r.done;
       op.summary({ ticks: r.sim.tick, score: r.sim.score });
     },
   },
+});
+
+cappy.actions(ACTIONS);
+
+// What inspect reads: the run on screen, a path into it (player.hp,
+// enemies.0.x, bullets.length); the empty query lists the keys.
+cappy.state(() => {
+  const r = run;
+  const s = r?.sim;
+  if (!s) return { run: null };
+  return {
+    operation: r.op ? { id: r.op.id, kind: r.op.kind, control: r.op.control ?? null, paused: r.op.paused } : null,
+    mode: s.mode,
+    tick: s.tick,
+    simT: s.simT,
+    over: s.over || null,
+    score: s.score,
+    wave: s.wave,
+    toSpawn: s.toSpawn,
+    player: s.player,
+    enemies: s.enemies,
+    bullets: s.bullets,
+    aim: r.aim,
+    input: r.op?.control === 'agent' ? r.op.input : null,
+    camera: { name: camera, x: camera === 'follow' ? r.view.x : WIDTH / 2, y: camera === 'follow' ? r.view.y : HEIGHT / 2, zoom: camera === 'follow' ? FOLLOW_ZOOM : 1 },
+    tuning: TUNING,
+    build: BUILD,
+  };
 });
 
 cappy.scenario('wave_clear', {
@@ -177,6 +288,7 @@ let gfx;
 let hud;
 
 let camera = 'follow';
+const FOLLOW_ZOOM = 1.8;
 
 function useCamera(name) {
   camera = name;
@@ -185,7 +297,7 @@ function useCamera(name) {
     cam.setZoom(1);
     cam.centerOn(WIDTH / 2, HEIGHT / 2);
   } else {
-    cam.setZoom(1.8);
+    cam.setZoom(FOLLOW_ZOOM);
   }
 }
 

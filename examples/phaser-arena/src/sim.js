@@ -62,8 +62,12 @@ export class Sim {
     this.#event('SPAWN', { enemy: e.id, x, y });
   }
 
-  /** Advances one tick with the input mask. */
-  step(input) {
+  /**
+   * Advances one tick with the input mask and, when the player aims with
+   * the pointer, the world point aimed at (null otherwise): the player
+   * fires towards it instead of at the nearest enemy.
+   */
+  step(input, aim = null) {
     if (this.over) return;
     const p = this.player, t = this.tuning;
     if (this.tick === 0) this.#event('START', { mode: this.mode, wave: this.wave, hp: p.hp });
@@ -81,12 +85,12 @@ export class Sim {
       p.y = Math.min(HEIGHT - 8, Math.max(8, p.y + (dy / n) * t.playerSpeed));
     }
     if (p.cooldown > 0) p.cooldown--;
-    const target = this.nearest();
+    const target = aim ?? this.nearest();
     if (target) {
       const n = Math.sqrt(dist2(p, target)) || 1;
       p.aim = { x: (target.x - p.x) / n, y: (target.y - p.y) / n };
     }
-    if (input & FIRE && p.cooldown === 0) {
+    if ((input & FIRE || aim) && p.cooldown === 0) {
       this.bullets.push({ x: p.x, y: p.y, vx: p.aim.x * t.bulletSpeed, vy: p.aim.y * t.bulletSpeed, life: 60 });
       p.cooldown = t.fireCooldown;
     }
