@@ -95,7 +95,7 @@ type ActionInput struct {
 	Value   *float64 `json:"value,omitempty" jsonschema:"minimum=-1,maximum=1"`
 	X       *float64 `json:"x,omitempty"`
 	Y       *float64 `json:"y,omitempty"`
-	Button  string   `json:"button,omitempty" jsonschema_description:"A pointer's button: left (default), middle or right."`
+	Button  string   `json:"button,omitempty"` // a pointer's: left (default), middle or right
 	Text    string   `json:"text,omitempty"`
 }
 

@@ -102,6 +102,8 @@ func (o *Operation) frame(ctx context.Context, c *Controller, a *adapterConn, f 
 			o.seq++
 			if !stepPicture {
 				fs.tokens--
+			} else {
+				o.play.pending.seq = o.seq
 			}
 			fs.bytes += size
 		default:

@@ -51,6 +51,7 @@ type stepWait struct {
 	events []store.CaptureEvent
 	more   int64 // events past MaxStepEvents
 	frame  *protocol.Frame
+	seq    int64 // the frame's, when it was stored
 	res    *protocol.Stepped
 	err    *Error
 	timer  *time.Timer
@@ -67,6 +68,7 @@ type StepResult struct {
 	Events        []store.CaptureEvent
 	EventsOmitted int64
 	Frame         *protocol.Frame
+	FrameSeq      int64 // the frame's seq when it is stored (0: dropped, over the budget)
 	Took          time.Duration
 }
 
@@ -163,7 +165,7 @@ func (c *Controller) Step(ctx context.Context, o *Operation, actions []protocol.
 	if w.err != nil {
 		return nil, w.err
 	}
-	return &StepResult{ID: w.id, T: w.res.T, SimT: w.res.SimT, Events: w.events, EventsOmitted: w.more, Frame: w.frame, Took: time.Since(w.sent)}, nil
+	return &StepResult{ID: w.id, T: w.res.T, SimT: w.res.SimT, Events: w.events, EventsOmitted: w.more, Frame: w.frame, FrameSeq: w.seq, Took: time.Since(w.sent)}, nil
 }
 
 func orCode(code, def string) string {

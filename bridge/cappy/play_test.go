@@ -76,7 +76,9 @@ func wantCode(t *testing.T, err error, code string) *Error {
 	return ce
 }
 
-func pressed(name string, p bool) protocol.ActionInput { return protocol.ActionInput{Name: name, Pressed: &p} }
+func pressed(name string, p bool) protocol.ActionInput {
+	return protocol.ActionInput{Name: name, Pressed: &p}
+}
 
 func TestStepRoundTrip(t *testing.T) {
 	e := newEnv(t, nil)

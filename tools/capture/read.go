@@ -162,6 +162,6 @@ func ListCaptures(s *cappy.Service) tools.Tool {
 func All(s *cappy.Service, v Validations) []tools.Tool {
 	return []tools.Tool{
 		CaptureStatus(s), ListScenarios(s), RunScenario(s, v), StartRecording(s), StopRecording(s),
-		Replay(s, v), CancelCapture(s), GetCapture(s), ListCaptures(s),
+		Replay(s, v), CancelCapture(s), GetCapture(s), ListCaptures(s), StepGame(s), InspectGame(s),
 	}
 }

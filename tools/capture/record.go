@@ -13,19 +13,29 @@ import (
 type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
 	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
+	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
+}
+
+type startRecordingOut struct {
+	OpView
+	// Actions are the game's actions, for step_game (agent control).
+	Actions []cappy.ActionView `json:"actions,omitempty"`
+	// T and SimT: where the paused game stands (agent control).
+	T    *float64 `json:"t,omitempty"`
+	SimT *float64 `json:"simT,omitempty"`
 }
 
 // StartRecording is the start_recording tool.
 func StartRecording(s *cappy.Service) tools.Tool {
-	return tools.New[startRecordingIn, OpView](Toolset, "start_recording", "Start recording",
-		"Start a freeform recording of the game (the player plays; every event is captured). Returns once it runs; stop_recording ends it and stores the replay.",
+	return tools.New[startRecordingIn, startRecordingOut](Toolset, "start_recording", "Start recording",
+		"Start a freeform recording of the game (the player plays, or with control \"agent\" you do, in steps: the answer lists the game's actions and its first picture). Returns once it runs; stop_recording ends it and stores the replay.",
 		tools.Annotations{},
-		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*OpView, error) {
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*startRecordingOut, error) {
 			if _, err := s.EnsureAdapter(ctx); err != nil {
 				return nil, err
 			}
 			frames := s.FramesRequest(framesArg(in.Frames))
-			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames})
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames, Control: in.Control})
 			if err != nil {
 				return nil, err
 			}
@@ -51,11 +61,33 @@ func StartRecording(s *cappy.Service) tools.Tool {
 				view.Frames = notAsked()
 			}
 			view.Next = "Recording as " + op.ID + ". Call stop_recording with this op to end it and store its replay."
+			out := &startRecordingOut{OpView: *view}
 			if cappy.Final(view.Status) {
-				view.Next = next(view)
+				out.Next = next(view)
+				return out, nil
 			}
-			return view, nil
+			if op.AgentControlled() && view.Status == cappy.StatusRunning {
+				out.Actions = s.ActionViews()
+				// The first look: a step of 0 ms without input.
+				r, err := s.Controller.Step(ctx, op, nil, 0)
+				if err != nil {
+					return nil, err
+				}
+				sv := stepView(s, op, r)
+				out.T, out.SimT = &r.T, &r.SimT
+				out.Pictures, out.PicturesLeftOut = sv.Pictures, appendNote(nil, sv.PictureNote)
+				out.attached = sv.attached
+				out.Next = "You play " + op.ID + ": the game is paused. step_game {actions, ms} runs it with your inputs held and shows the result; inspect_game reads its state; stop_recording op=" + op.ID + " ends the play and stores its replay."
+			}
+			return out, nil
 		}))
+}
+
+func appendNote(list []string, note string) []string {
+	if note == "" {
+		return list
+	}
+	return append(list, note)
 }
 
 type stopRecordingIn struct {

@@ -34,12 +34,29 @@ const passBitsPerPixel = 4
 // parses all of its entropy-coded data), so the agent gets the game's own
 // pixels, at a fraction of the cost.
 func AgentJPEG(path string, maxWidth, quality int) (jpg []byte, w, h int, err error) {
-	if maxWidth <= 0 {
-		maxWidth = DefaultMaxWidth
-	}
 	s, err := readSource(path)
 	if err != nil {
 		return nil, 0, 0, err
+	}
+	return agentJPEG(s, path, maxWidth, quality)
+}
+
+// AgentJPEGData is AgentJPEG of an image in memory (name labels errors):
+// a frame that just arrived, before its file is written.
+func AgentJPEGData(data []byte, name string, maxWidth, quality int) (jpg []byte, w, h int, err error) {
+	if len(data) > MaxFileBytes {
+		return nil, 0, 0, fmt.Errorf("%s: over %d bytes: %w", name, MaxFileBytes, ErrTooLarge)
+	}
+	s, err := checkSource(data)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return agentJPEG(s, name, maxWidth, quality)
+}
+
+func agentJPEG(s *source, path string, maxWidth, quality int) (jpg []byte, w, h int, err error) {
+	if maxWidth <= 0 {
+		maxWidth = DefaultMaxWidth
 	}
 	w, h = fit(s.w, s.h, maxWidth)
 	if s.format == formatJPEG && w == s.w && len(s.data)*8 <= passBitsPerPixel*w*h {
