@@ -82,19 +82,25 @@ type Reply struct {
 // Tool is the offered function name for one of crosscode-mcp's tools
 // (claim -> mcp__crosscode__claim in Claude Code, crosscode_claim in
 // OpenCode, ...): the offered name that ends in the tool's name and names
-// the server. It is "" when the client offered no such function.
+// the server. It is "" when the client offered no such function. Of
+// several such names the shortest is the tool's own: claim is
+// mcp__crosscode__claim, not mcp__crosscode__release_claim, whatever the
+// order the client offered them in.
 func (r *Request) Tool(name string) string {
 	for _, t := range r.Tools {
 		if t == name {
 			return t
 		}
 	}
+	best := ""
 	for _, t := range r.Tools {
 		if strings.Contains(strings.ToLower(t), "crosscode") && (strings.HasSuffix(t, "_"+name) || strings.HasSuffix(t, "__"+name) || strings.HasSuffix(t, "."+name)) {
-			return t
+			if best == "" || len(t) < len(best) {
+				best = t
+			}
 		}
 	}
-	return ""
+	return best
 }
 
 // Script plays the model's part of the conversation: given a request,
