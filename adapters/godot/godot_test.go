@@ -63,6 +63,17 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 // connect reads (TestArenaAgentPlay checks them).
 func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
+	peer, hello, sc := connectWith(t, ctx, dir, env)
+	if hello.HasCapability("input") {
+		expectActions(t, ctx, peer)
+	}
+	return peer, hello, sc
+}
+
+// connectWith starts the game in dir against a scriptable controller and
+// shakes hands (its actions, if any, are still to be read).
+func connectWith(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
+	t.Helper()
 	g := sysdeps.NeedGodot(t)
 	ctrl := scripted(t)
 	launch(t, g, dir, ctrl.Endpoint, ctrl.Token, env)
@@ -74,9 +85,6 @@ func connect(t testing.TB, ctx context.Context, dir string, env map[string]strin
 	hello, sc, err := peer.Handshake(ctx, ctrl.Token)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if hello.HasCapability("input") {
-		expectActions(t, ctx, peer)
 	}
 	return peer, hello, sc
 }

@@ -343,13 +343,15 @@ func _begin_step() -> void:
 	var all: Array[InputEvent] = _deferred.duplicate()
 	all.append_array(events)
 	_deferred.clear()
+	# Released first: a paused tree does not deliver input to the game's
+	# _input callbacks.
+	_release()
 	for e: InputEvent in all:
 		_inputs.append([tick, Codec.encode_event(e)])
 		Input.parse_input_event(e)
 		Input.flush_buffered_events()
 	_actions.applied(all)
 	_step_left = frames
-	_release()
 
 
 # The step is over and the simulation held: its picture (when frames were
@@ -438,8 +440,17 @@ func _registry_changed() -> void:
 func _actions_message() -> String:
 	if not _freeform_start.is_valid():
 		return ""
-	var view := Vector2i(get_viewport().get_visible_rect().size)
+	var view := _view_size()
 	return JSON.stringify({"type": "actions", "actions": _actions.catalogue(view)})
+
+
+# The size of the game's picture: the root viewport's when the engine
+# renders, else (headless: no frames) the project's viewport size.
+func _view_size() -> Vector2i:
+	if _frames.available():
+		return Vector2i(get_viewport().get_visible_rect().size)
+	return Vector2i(int(ProjectSettings.get_setting("display/window/size/viewport_width", 1152)),
+		int(ProjectSettings.get_setting("display/window/size/viewport_height", 648)))
 
 
 # Sends the actions again when they changed since the last time.
@@ -520,7 +531,7 @@ func _on_step(op_id: String, m: Dictionary) -> void:
 	if not (ms is float or ms is int) or not (float(ms) >= 0.0 and float(ms) <= 10000.0):
 		_refuse_step(op_id, id, "INVALID_INPUT", "ms must be a number from 0 to 10000, got %s" % JSON.stringify(ms))
 		return
-	var view := Vector2i(get_viewport().get_visible_rect().size)
+	var view := _view_size()
 	var built := _actions.build(m.get("actions", []), view, _frames.width_for(_op))
 	if built.has("error"):
 		_refuse_step(op_id, id, "INVALID_INPUT", built["error"])
@@ -545,7 +556,7 @@ func _on_inspect(m: Dictionary) -> void:
 	elif not (m.get("query", "") is String):
 		result = {"error": {"code": "INVALID_QUERY", "message": "query must be a string"}}
 	else:
-		result = Inspector.answer(get_tree(), m.get("query", ""))
+		result = Inspector.answer(get_tree(), m.get("query", ""), self)
 	if result.has("value"):
 		_conn.send("{\"type\":\"inspect_result\",\"id\":%s,\"value\":%s}" % [JSON.stringify(id), result["value"]])
 	else:

@@ -17,11 +17,14 @@ const MAX_DEPTH := 12
 const MAX_ITEMS := 1000
 const MAX_NODES := 200
 const MAX_LISTED := 100
+## The most values one answer visits.
+const MAX_VALUES := 100000
 const SYNTAX := "a node path (relative to the current scene, or absolute from /root) and optionally property names after colons, as a Godot NodePath: \"World\" describes the node, \"World:tick\" is a property, \"World:hero:hp\" a key, index or field inside it"
 
 
 ## Answers a query: {"value": JSON text} or {"error": {"code", "message"}}.
-static func answer(tree: SceneTree, query: String) -> Dictionary:
+## cappy (the addon's node) is never inspected.
+static func answer(tree: SceneTree, query: String, cappy: Node) -> Dictionary:
 	var q := query.strip_edges()
 	var scene := tree.current_scene if tree.current_scene != null else tree.root
 	var value: Variant
@@ -36,13 +39,16 @@ static func answer(tree: SceneTree, query: String) -> Dictionary:
 		var node: Node = scene if node_path.is_empty() else (tree.root if path.is_absolute() else scene).get_node_or_null(NodePath(node_path))
 		if node == null:
 			return _error("UNKNOWN_QUERY", "no node %s under %s (ask the empty query for the scene's nodes)" % [node_path, scene.get_path()])
+		if node == cappy or cappy.is_ancestor_of(node):
+			return _error("UNKNOWN_QUERY", "the Cappy addon itself is not inspected")
+		var budget := {"left": MAX_VALUES}
 		if path.get_subname_count() == 0:
-			value = _describe(node, scene)
+			value = _describe(node, scene, budget)
 		else:
-			var found := _walk(node, path)
+			var found := _walk(node, path, cappy)
 			if found.has("error"):
 				return found
-			value = _json(found["value"], 0)
+			value = _json(found["value"], 0, budget)
 	var text := JSON.stringify(value)
 	var size := text.to_utf8_buffer().size()
 	if size > MAX_VALUE_BYTES:
@@ -51,7 +57,7 @@ static func answer(tree: SceneTree, query: String) -> Dictionary:
 
 
 # The value at the path's subnames, from node.
-static func _walk(node: Node, path: NodePath) -> Dictionary:
+static func _walk(node: Node, path: NodePath, cappy: Node) -> Dictionary:
 	var v: Variant = node
 	var at := str(node.name)
 	for i in range(path.get_subname_count()):
@@ -61,6 +67,8 @@ static func _walk(node: Node, path: NodePath) -> Dictionary:
 			return _error("UNKNOWN_QUERY", "%s has no %s (a %s)" % [at, key, _type_name(v)])
 		v = next["v"]
 		at += ":" + key
+		if v is Node and v != null and is_instance_valid(v) and (v == cappy or cappy.is_ancestor_of(v)):
+			return _error("UNKNOWN_QUERY", "the Cappy addon itself is not inspected")
 	return {"value": v}
 
 
@@ -93,7 +101,7 @@ static func _index(v: Variant, key: String) -> Dictionary:
 			var out: Variant = null
 			var ok := false
 			if v != null and typeof(v) != TYPE_STRING and typeof(v) != TYPE_STRING_NAME:
-				var probe: Variant = _json(v, MAX_DEPTH - 1)
+				var probe: Variant = _json(v, MAX_DEPTH - 1, {"left": 16})
 				ok = probe is Dictionary and probe.has(key)
 				if ok:
 					out = v[key]
@@ -103,7 +111,7 @@ static func _index(v: Variant, key: String) -> Dictionary:
 
 
 # What a node is: its path, class, script, children and script variables.
-static func _describe(node: Node, scene: Node) -> Dictionary:
+static func _describe(node: Node, scene: Node, budget: Dictionary) -> Dictionary:
 	var d := {"path": str(node.get_path()), "class": node.get_class()}
 	var script: Variant = node.get_script()
 	if script is Script and not (script as Script).resource_path.is_empty():
@@ -117,12 +125,12 @@ static func _describe(node: Node, scene: Node) -> Dictionary:
 	d["children"] = children
 	var props := {}
 	if node is Node2D or node is Node3D or node is Control:
-		props["position"] = _json(node.get("position"), 1)
+		props["position"] = _json(node.get("position"), 1, budget)
 	if node is CanvasItem or node is Node3D:
 		props["visible"] = node.get("visible")
 	for p: Dictionary in node.get_property_list():
 		if p["usage"] & PROPERTY_USAGE_SCRIPT_VARIABLE and props.size() < MAX_LISTED:
-			props[p["name"]] = _json(node.get(p["name"]), 1)
+			props[p["name"]] = _json(node.get(p["name"]), 1, budget)
 	d["properties"] = props
 	if node != scene and scene.is_ancestor_of(node):
 		d["query"] = str(scene.get_path_to(node))
@@ -165,9 +173,12 @@ static func _catalogue(scene: Node) -> Dictionary:
 
 
 ## A Variant as JSON-ready data, bounded in depth and length.
-static func _json(v: Variant, depth: int) -> Variant:
+static func _json(v: Variant, depth: int, budget: Dictionary) -> Variant:
 	if depth > MAX_DEPTH:
 		return "(deeper than %d)" % MAX_DEPTH
+	budget["left"] -= 1
+	if budget["left"] < 0:
+		return "(more than %d values)" % MAX_VALUES
 	match typeof(v):
 		TYPE_NIL, TYPE_BOOL, TYPE_INT, TYPE_STRING:
 			return v
@@ -184,7 +195,7 @@ static func _json(v: Variant, depth: int) -> Variant:
 		TYPE_COLOR:
 			return {"r": v.r, "g": v.g, "b": v.b, "a": v.a}
 		TYPE_RECT2, TYPE_RECT2I:
-			return {"position": _json(v.position, depth + 1), "size": _json(v.size, depth + 1)}
+			return {"position": _json(v.position, depth + 1, budget), "size": _json(v.size, depth + 1, budget)}
 		TYPE_DICTIONARY:
 			var out := {}
 			var n := 0
@@ -192,14 +203,14 @@ static func _json(v: Variant, depth: int) -> Variant:
 				if n == MAX_ITEMS:
 					out["(more)"] = "%d more keys" % (v.size() - MAX_ITEMS)
 					break
-				out[str(k)] = _json(v[k], depth + 1)
+				out[str(k)] = _json(v[k], depth + 1, budget)
 				n += 1
 			return out
 		TYPE_ARRAY, TYPE_PACKED_BYTE_ARRAY, TYPE_PACKED_INT32_ARRAY, TYPE_PACKED_INT64_ARRAY, TYPE_PACKED_FLOAT32_ARRAY, \
 		TYPE_PACKED_FLOAT64_ARRAY, TYPE_PACKED_STRING_ARRAY, TYPE_PACKED_VECTOR2_ARRAY, TYPE_PACKED_VECTOR3_ARRAY, TYPE_PACKED_COLOR_ARRAY, TYPE_PACKED_VECTOR4_ARRAY:
 			var out: Array = []
 			for i in range(mini(v.size(), MAX_ITEMS)):
-				out.append(_json(v[i], depth + 1))
+				out.append(_json(v[i], depth + 1, budget))
 			if v.size() > MAX_ITEMS:
 				out.append("(%d more)" % (v.size() - MAX_ITEMS))
 			return out

@@ -1,0 +1,61 @@
+extends Node2D
+## Every kind of action an agent can use, reported as the game sees it:
+## each physics frame in which the polled input changed (INPUT), each
+## mouse button (CLICK) and each typed character (TYPED), from _input.
+
+const CappyOperation := preload("res://addons/cappy/operation.gd")
+
+## What was typed since the play began (inspect: .:typed).
+var typed := ""
+## Where the pointer is, as _input saw it.
+var pointer := Vector2.ZERO
+## Over 256 KiB as JSON, for inspect's limit (big:0 is small).
+var big: Array[String] = []
+
+var _last := {}
+var _op: CappyOperation
+
+
+func _ready() -> void:
+	for action: String in ["jump", "left", "right", "up", "down", "brake", "gas", "secret"]:
+		InputMap.add_action(action, 0.0)
+	Cappy.add_axis("throttle", "brake", "gas")
+	Cappy.add_axis2d("stick", "left", "right", "up", "down", "the stick")
+	Cappy.add_pointer()
+	Cappy.add_text()
+	Cappy.hide_action("secret")
+	Cappy.describe_action("jump", "jumps")
+	Cappy.set_freeform(_start)
+	for i in range(300):
+		big.append("x".repeat(1000))
+
+
+func _start(op: CappyOperation) -> void:
+	_op = op
+	typed = ""
+	_last = {}
+
+
+func _physics_process(_delta: float) -> void:
+	if _op == null or not _op.is_active():
+		return
+	var stick := Input.get_vector("left", "right", "up", "down", 0.0)
+	var now := {"jump": Input.is_action_pressed("jump"), "jumped": Input.is_action_just_pressed("jump"),
+		"throttle": snappedf(Input.get_axis("brake", "gas"), 0.001),
+		"x": snappedf(stick.x, 0.001), "y": snappedf(stick.y, 0.001)}
+	if now != _last:
+		_op.emit_event("INPUT", now)
+		_last = now
+
+
+func _input(event: InputEvent) -> void:
+	if _op == null or not _op.is_active():
+		return
+	if event is InputEventMouseMotion:
+		pointer = (event as InputEventMouseMotion).position
+	elif event is InputEventMouseButton:
+		var b := event as InputEventMouseButton
+		_op.emit_event("CLICK", {"button": b.button_index, "pressed": b.pressed, "x": b.position.x, "y": b.position.y})
+	elif event is InputEventKey and (event as InputEventKey).pressed and (event as InputEventKey).unicode != 0:
+		typed += char((event as InputEventKey).unicode)
+		_op.emit_event("TYPED", {"text": typed})
