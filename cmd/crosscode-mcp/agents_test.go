@@ -62,6 +62,7 @@ type agent struct {
 }
 
 type agentOpts struct {
+	legacy     bool // the 2025-11-25 handshake (initialize) only; else the client negotiates 2026-07-28 (server/discover)
 	clientName string
 	dir        string
 	args       []string
@@ -75,7 +76,7 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	env = append(env, tempEnv(t)...)
 	env = append(env, o.env...)
 	var mu sync.Mutex
-	c, err := mcpclient.NewStdioMCPClientWithOptions(os.Args[0], env, o.args,
+	tr := transport.NewStdioWithOptions(os.Args[0], env, o.args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env, cmd.Dir = env, o.dir
@@ -85,9 +86,14 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 			return cmd, nil
 		}),
 		transport.WithCommandStderrWriter(a.stderr))
-	if err != nil {
+	if err := tr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	var copts []mcpclient.ClientOption
+	if o.legacy {
+		copts = append(copts, mcpclient.WithLegacyProtocolOnly())
+	}
+	c := mcpclient.NewClient(tr, copts...)
 	a.c = c
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
