@@ -39,6 +39,9 @@ func TestPlay(t *testing.T) {
 			c.Configure(t, w)
 			res := c.Run(t, w, Prompt)
 			p.Check(t, c, w, w.Model, res)
+			for _, tk := range p.Tokens() {
+				t.Logf("tokens: %s %s: %d text bytes, %d images, %d tokens", c.Name, tk.Tool, tk.TextBytes, tk.Images, tk.Tokens)
+			}
 		})
 	}
 }

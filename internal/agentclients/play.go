@@ -25,7 +25,8 @@ const Prompt = "Claim src/hero.go, try src/boss.go, run the boss_intro scenario 
 //  5. claim with a bad argument (patterns a number): an error
 //  6. run_scenario of a scenario the game does not have: a failed
 //     operation, an error
-//  7. a final text.
+//  7. workspace_status (for the token figures)
+//  8. a final text.
 //
 // Its Script plays the steps; Check checks what the client forwarded.
 type Play struct {
@@ -92,6 +93,8 @@ func (p *Play) Script(r *Request) Reply {
 		return next("bad argument", "claim", map[string]any{"patterns": 5})
 	case 5:
 		return next("failed operation", "run_scenario", map[string]any{"scenario": "no_such_scenario"})
+	case 6:
+		return next("workspace_status", "workspace_status", nil)
 	}
 	return Reply{Text: "Done: src/hero.go is mine, src/boss.go is Grace's, and the boss fight ran."}
 }
@@ -290,4 +293,32 @@ func (p *LongPlay) Check(t *testing.T, c *Client, res *RunResult) {
 	if d := p.done.Sub(p.first); d < 45*time.Second {
 		t.Errorf("the long scenario took %v after run_scenario answered; the demo game's pace (LongPace) must make it outlast 45 s", d)
 	}
+}
+
+// Tokens is what the model received for one tool result, in tokens as
+// BENCHMARKS.md counts them: text bytes / 4, and width x height / 750 for
+// each image.
+type Tokens struct {
+	Tool              string
+	TextBytes, Images int
+	Tokens            int
+}
+
+// Tokens are the play's figures for workspace_status, claim, run_scenario
+// and get_capture with 3 keyframes, in that order (the steps that did not
+// come back are left out).
+func (p *Play) Tokens() []Tokens {
+	var out []Tokens
+	for _, i := range []int{6, 0, 2, 3} {
+		if i >= len(p.steps) || p.steps[i].result == nil {
+			continue
+		}
+		r := p.steps[i].result
+		tk := Tokens{Tool: p.steps[i].tool, TextBytes: len(r.Text), Images: len(r.Images), Tokens: len(r.Text) / 4}
+		for _, im := range r.Images {
+			tk.Tokens += im.Width * im.Height / 750
+		}
+		out = append(out, tk)
+	}
+	return out
 }

@@ -70,7 +70,13 @@ type World struct {
 var binary string
 
 // BuildBinary builds cmd/crosscode-mcp into dir (TestMain calls it once).
+// CROSSCODE_AGENTCLIENTS_BINARY names a binary to use instead (another
+// build, for the before-and-after figures of BENCHMARKS.md).
 func BuildBinary(dir string) error {
+	if b := os.Getenv("CROSSCODE_AGENTCLIENTS_BINARY"); b != "" {
+		binary = b
+		return nil
+	}
 	name := "crosscode-mcp"
 	if exeSuffix != "" {
 		name += exeSuffix
