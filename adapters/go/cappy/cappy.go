@@ -33,6 +33,12 @@
 // the adapter scales, encodes and sends them off the game loop, at the
 // asked rate, dropping rather than slowing the game (see frames.go).
 //
+// A game an agent can play lists protocol.CapInput and implements Player
+// (its actions); a recording the agent controls then runs in steps
+// (Op.AgentControlled, Op.NextStep, Step.Done), the game paused between
+// them. A game that lists protocol.CapInspect implements Inspector, and
+// the agent reads its state (see play.go).
+//
 // Package cappytest is a scriptable controller for a game's own tests;
 // crosscode-mcp's demo game (internal/demogame, `crosscode-mcp demo-game`)
 // is a complete one, deterministic, with recordings that replay exactly.
@@ -369,6 +375,7 @@ type session struct {
 	// Dispatcher state.
 	welcomed bool
 	cur      *Op
+	actions  []protocol.Action // sent after welcome (Player)
 }
 
 func (s *session) lost() bool { return context.Cause(s.ctx) == ErrDisconnected }
@@ -474,7 +481,10 @@ func (s *session) handle(m msg) error {
 			}
 			s.welcomed = true
 			s.log.Info("cappy: welcomed", "controller", v.Controller.Name, "version", v.Controller.Version)
-			return s.sendScenarios()
+			if err := s.sendScenarios(); err != nil {
+				return err
+			}
+			return s.sendActions()
 		case *protocol.Reject:
 			return &RejectError{Code: v.Code, Message: v.Message}
 		case *protocol.CappyError:
@@ -494,6 +504,10 @@ func (s *session) handle(m msg) error {
 		s.prepareReplay(v)
 	case *protocol.RecordStart:
 		s.recordStart(v)
+	case *protocol.Step:
+		s.step(v)
+	case *protocol.Inspect:
+		s.inspect(v)
 	case *protocol.OpMessage:
 		switch v.Type {
 		case "start":
@@ -706,9 +720,23 @@ func (s *session) recordStart(v *protocol.RecordStart) {
 		s.fail(v.Op, protocol.CappyCapabilityMissing, "this game does not support freeform recording")
 		return
 	}
+	switch v.Control {
+	case "":
+	case protocol.ControlAgent:
+		if !s.hasCap(protocol.CapInput) {
+			s.fail(v.Op, protocol.CappyCapabilityMissing, "this game cannot be played by an agent (no "+protocol.CapInput+" capability)")
+			return
+		}
+	default:
+		s.fail(v.Op, protocol.CappyInvalidParameters, fmt.Sprintf("unknown control %q", v.Control))
+		return
+	}
 	op := s.newOp(v.Op, kindRecord)
 	if !s.askFrames(op, v.Frames) {
 		return
+	}
+	if v.Control == protocol.ControlAgent {
+		op.play = &playState{steps: make(chan *Step, 1), actions: s.actions}
 	}
 	s.cur = op
 	s.launch(op)

@@ -41,8 +41,9 @@ type Op struct {
 	pres                protocol.Presentation
 	replay              *protocol.ReplayPayload
 
-	fr  *framer // nil when no frames were asked
-	log *slog.Logger
+	fr   *framer    // nil when no frames were asked
+	play *playState // nil unless the agent controls it
+	log  *slog.Logger
 
 	// Emit state, guarded by *mu (the session's write lock).
 	mu       *sync.Mutex

@@ -76,7 +76,10 @@ func (c *Controller) Accept(ctx context.Context) (*Peer, error) {
 // Peer is one adapter connection, seen from the controller.
 type Peer struct {
 	Conn *websocket.Conn
-	cork *corkConn
+	// Actions are the actions the adapter sent after the registry, when
+	// its hello advertised protocol.CapInput (read by Handshake).
+	Actions *protocol.Actions
+	cork    *corkConn
 }
 
 // Send writes messages (structs or raw JSON) back to back, as one TCP
@@ -139,7 +142,8 @@ func describe(m *protocol.AdapterMessage) string {
 }
 
 // Handshake reads hello, checks the token, sends welcome and reads the
-// scenario registry.
+// scenario registry, and then, from an adapter that advertised
+// protocol.CapInput, its actions (Peer.Actions).
 func (p *Peer) Handshake(ctx context.Context, token string) (*protocol.Hello, *protocol.Scenarios, error) {
 	m, err := p.Expect(ctx, "hello", "")
 	if err != nil {
@@ -154,6 +158,13 @@ func (p *Peer) Handshake(ctx context.Context, token string) (*protocol.Hello, *p
 	s, err := p.Expect(ctx, "scenarios", "")
 	if err != nil {
 		return m.Hello, nil, err
+	}
+	if m.Hello.HasCapability(protocol.CapInput) {
+		a, err := p.Expect(ctx, "actions", "")
+		if err != nil {
+			return m.Hello, s.Scenarios, err
+		}
+		p.Actions = a.Actions
 	}
 	return m.Hello, s.Scenarios, nil
 }
