@@ -5,10 +5,16 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
-// TestMain builds the crosscode-mcp binary the clients start, once.
+// TestMain builds the crosscode-mcp binary the clients start, once
+// (not under Wine, where the clients do not run: NewWorld skips).
 func TestMain(m *testing.M) {
+	if sysdeps.UnderWine() {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "agentclients-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -31,6 +37,7 @@ func TestPlay(t *testing.T) {
 	}
 	for _, c := range clients {
 		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel() // each client in a world of its own
 			w := NewWorld(t)
 			other := w.Agent(t, OtherActor, "codex")
 			CallTool(t, other, "claim", map[string]any{"patterns": []string{"src/boss.go"}, "reason": "rework the boss fight"})
@@ -53,6 +60,7 @@ func TestLongScenario(t *testing.T) {
 	}
 	for _, c := range clients {
 		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel() // most of the long play is waiting for the game
 			w := NewWorld(t, "-pace", strconv.FormatFloat(LongPace, 'f', -1, 64))
 			p := &LongPlay{}
 			w.Model = NewModel(t, c.Mount, p.Script)

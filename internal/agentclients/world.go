@@ -15,6 +15,7 @@ import (
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -104,6 +105,7 @@ func Register(c *Client) { clients = append(clients, c) }
 // `crosscode-mcp demo-game`, such as "-pace", "0.75").
 func NewWorld(t *testing.T, gameArgs ...string) *World {
 	t.Helper()
+	sysdeps.SkipUnderWine(t, "the agent clients are installed for Linux here (npm packages of this machine's platform)")
 	if binary == "" {
 		t.Fatal("agentclients: BuildBinary was not called (TestMain)")
 	}
