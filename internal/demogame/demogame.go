@@ -63,6 +63,7 @@ type Game struct {
 
 	validated atomic.Pointer[validatedReplay]
 	palette   atomic.Pointer[palette]
+	live      atomic.Pointer[live] // the fight an agent plays, for Inspect
 }
 
 // New returns a Demo Arena game with default settings.
@@ -70,6 +71,8 @@ func New() *Game { return &Game{} }
 
 var _ cappy.Game = (*Game)(nil)
 var _ cappy.Validator = (*Game)(nil)
+var _ cappy.Player = (*Game)(nil)
+var _ cappy.Inspector = (*Game)(nil)
 
 // Info implements cappy.Game.
 func (g *Game) Info() cappy.Info {
@@ -80,6 +83,7 @@ func (g *Game) Info() cappy.Info {
 		Capabilities: []string{
 			protocol.CapScenarios, protocol.CapFreeformRecording, protocol.CapReplay,
 			protocol.CapTimeScale, protocol.CapAlternateCameras, protocol.CapFrames,
+			protocol.CapInput, protocol.CapInspect,
 		},
 	}
 }
@@ -458,20 +462,28 @@ func stress(ctx context.Context, op *cappy.Op, n int, timeScale float64, pics *p
 	return nil
 }
 
-// recording is a Demo Arena replay: the seed and one input per tick.
+// recording is a Demo Arena replay: the seed and one input per tick; an
+// agent's play (Agent) is the boss fight at Difficulty, with the hero's
+// walk per tick in Moves (two letters a tick, x then y).
 type recording struct {
-	Format string `json:"format"`
-	Seed   uint64 `json:"seed"`
-	Hero   string `json:"hero"`
-	TickMs int    `json:"tickMs"`
-	Ticks  int    `json:"ticks"`
-	Inputs string `json:"inputs"`
+	Format     string `json:"format"`
+	Seed       uint64 `json:"seed"`
+	Hero       string `json:"hero"`
+	TickMs     int    `json:"tickMs"`
+	Ticks      int    `json:"ticks"`
+	Inputs     string `json:"inputs"`
+	Agent      bool   `json:"agent,omitempty"`
+	Difficulty int    `json:"difficulty,omitempty"`
+	Moves      string `json:"moves,omitempty"`
 }
 
 // Record implements cappy.Game: the freeform arena, with a random,
 // seeded player making one input per tick (paced by RecordTick), until
 // stop. The replay holds the seed and the inputs.
 func (g *Game) Record(ctx context.Context, op *cappy.Op) (*protocol.ReplayPayload, error) {
+	if op.AgentControlled() {
+		return g.play(ctx, op)
+	}
 	seed := g.Seed
 	if seed == 0 {
 		h := fnv.New64a()
@@ -582,6 +594,9 @@ func decodeReplay(r *protocol.ReplayPayload) (*recording, error) {
 			return nil, cappy.Failf(protocol.CappyReplayInvalid, "replay input %d is %q", i, rec.Inputs[i])
 		}
 	}
+	if err := rec.agentCheck(); err != nil {
+		return nil, cappy.Failf(protocol.CappyReplayInvalid, "%v", err)
+	}
 	return &rec, nil
 }
 
@@ -597,6 +612,10 @@ func (g *Game) Replay(ctx context.Context, op *cappy.Op, r *protocol.ReplayPaylo
 		return err
 	}
 	w := newWorld(rec.Seed, modeArena, rec.Hero, 1, emitter(op, pr))
+	if rec.Agent {
+		w = newWorld(rec.Seed, modeBoss, rec.Hero, rec.Difficulty, emitter(op, pr))
+		w.agent = true
+	}
 	pics := g.pictures(op, pr, true)
 	for i := 0; i < len(rec.Inputs) && w.err == nil; i++ {
 		if i&63 == 0 {
@@ -605,6 +624,9 @@ func (g *Game) Replay(ctx context.Context, op *cappy.Op, r *protocol.ReplayPaylo
 				return finish(ctx, op, nil, map[string]any{"ticks": w.ticks, "simMs": w.simT, "events": w.events, "stopped": true})
 			default:
 			}
+		}
+		if rec.Agent {
+			w.mx, w.my = moveOf(rec.Moves[2*i]), moveOf(rec.Moves[2*i+1])
 		}
 		w.step(rec.Inputs[i])
 		w.show(pics, pr.camera)

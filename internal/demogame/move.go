@@ -95,7 +95,11 @@ func (w *world) move() {
 
 	h := &w.hero
 	w.orbitA += orbitStep
-	if w.downUntil == 0 {
+	if w.agent {
+		if w.downUntil == 0 {
+			w.agentStep(h)
+		}
+	} else if w.downUntil == 0 {
 		b := bodies[h.kind]
 		tx, ty := heroHomeX, heroHomeY
 		t := w.target()

@@ -120,6 +120,10 @@ type world struct {
 	outcome string
 	events  int
 
+	// agent play (play.go): the agent walks the hero and must be in reach
+	agent  bool
+	mx, my int
+
 	// What the picture shows (see move.go); never read by the rules.
 	phaseAt int64     // simT of the last phase change
 	orbitA  int       // the hero's angle around the fight (see move)
@@ -331,6 +335,11 @@ func (w *world) heroAct(in byte) {
 	case inAttack, inSkill:
 		t := w.target()
 		if w.heroCD > 0 || t == nil {
+			return
+		}
+		if w.agent && !(in == inSkill && w.class == "knight") && !w.inReach(t) {
+			w.emit("OUT_OF_REACH", 0, "actor", "hero", "target", t.id, "distance", w.distance(t), "reach", bodies[w.hero.kind].reach+bodies[t.kind].radius+reachSlack)
+			w.heroCD = 250
 			return
 		}
 		switch {
