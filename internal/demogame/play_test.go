@@ -17,8 +17,10 @@ type scriptStep struct {
 	ms      float64
 }
 
-func btn(name string, on bool) protocol.ActionInput { return protocol.ActionInput{Name: name, Pressed: &on} }
-func walk(x, y float64) protocol.ActionInput     { return protocol.ActionInput{Name: "move", X: &x, Y: &y} }
+func btn(name string, on bool) protocol.ActionInput {
+	return protocol.ActionInput{Name: name, Pressed: &on}
+}
+func walk(x, y float64) protocol.ActionInput { return protocol.ActionInput{Name: "move", X: &x, Y: &y} }
 
 // agentScript walks the knight to the boss's path, waits, and fights: ten
 // steps, one of them a look (ms 0).
