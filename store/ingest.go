@@ -300,7 +300,17 @@ func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, t int, args []any) e
 	}
 	for k, n := range insertChunks {
 		for len(args) >= n*cols {
-			if _, err := tx.StmtContext(ctx, s.inserts[t][k]).ExecContext(ctx, args[:n*cols]...); err != nil {
+			st := s.inserts[t][k]
+			if st == nil { // Options.Lazy
+				var err error
+				if st, err = tx.PrepareContext(ctx, insertSQL(insertTables[t].table, insertTables[t].cols, n)); err != nil {
+					return fmt.Errorf("insert into %s: %w", insertTables[t].table, err)
+				}
+				defer st.Close()
+			} else {
+				st = tx.StmtContext(ctx, st)
+			}
+			if _, err := st.ExecContext(ctx, args[:n*cols]...); err != nil {
 				return fmt.Errorf("insert into %s: %w", insertTables[t].table, err)
 			}
 			args = args[n*cols:]

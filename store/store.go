@@ -42,6 +42,11 @@ type Options struct {
 	// heartbeats before a later one (after a crash) sets offline the
 	// replicas only it held. Default 15s; it beats every third of it.
 	InstanceTTL time.Duration
+	// Lazy prepares each statement when it is first run, not all of them
+	// at Open: for a short-lived process that runs a few (an agent
+	// client's hook), where preparing them all would cost more than the
+	// work.
+	Lazy bool
 }
 
 // DefaultInstanceTTL is Options.InstanceTTL's default.
@@ -51,6 +56,7 @@ const DefaultInstanceTTL = 15 * time.Second
 type Store struct {
 	path        string
 	projections bool
+	lazy        bool    // Options.Lazy
 	w           *sql.DB // one connection: every write goes through it
 	r           *sql.DB // read-only connections for pages and lookups
 
@@ -124,7 +130,7 @@ func fileURI(slashed string) string {
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	o := Options{BusyTimeout: 10 * time.Second, Readers: 4, InstanceTTL: DefaultInstanceTTL}
 	if opts != nil {
-		o.Projections = opts.Projections
+		o.Projections, o.Lazy = opts.Projections, opts.Lazy
 		if opts.InstanceTTL > 0 {
 			o.InstanceTTL = opts.InstanceTTL
 		}
@@ -152,7 +158,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	w.SetConnMaxLifetime(0)
 	var id [8]byte
 	rand.Read(id[:])
-	s := &Store{path: abs, projections: o.Projections, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
+	s := &Store{path: abs, projections: o.Projections, lazy: o.Lazy, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
 	// Making the database, switching it to WAL and its first recovery
 	// take locks that SQLite does not wait for with busy_timeout: agents
 	// started at once in a fresh repository meet there and get
@@ -168,10 +174,13 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	// Prepare every statement of the writer's paths now: w has one
-	// connection, so nothing can be prepared on it while a batch holds it.
-	if err := s.prepareWriter(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open store: prepare: %w", err)
+	// connection, so nothing can be prepared on it while a batch holds it
+	// (Lazy: each is prepared in the transaction that first runs it).
+	if !o.Lazy {
+		if err := s.prepareWriter(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store: prepare: %w", err)
+		}
 	}
 	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader))
 	if err != nil {
@@ -182,6 +191,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	r.SetMaxIdleConns(o.Readers)
 	s.r = r
 	for _, q := range readTxStatements {
+		if o.Lazy {
+			break // readTxQuery compiles them on the transaction's connection
+		}
 		if _, err := s.rstmt(ctx, q); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open store: prepare: %w", err)
@@ -249,6 +261,9 @@ func (s *Store) prepareWriter(ctx context.Context) error {
 // rather than compiled on the spot.
 func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
 	st := s.stmts[q]
+	if st == nil && s.lazy {
+		return tx.PrepareContext(ctx, q) // on tx's own connection
+	}
 	if st == nil {
 		return nil, fmt.Errorf("store: statement not prepared at Open (add it to writerStatements): %s", q)
 	}
@@ -671,6 +686,12 @@ var SchemaVersion = len(migrations)
 // migrate applies missing migrations in one IMMEDIATE transaction, so two
 // processes opening a new file at once cannot both apply them.
 func migrate(ctx context.Context, db *sql.DB) error {
+	// Current already (the usual case): no write lock needed to see it,
+	// and versions only grow.
+	var cur int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err == nil && cur == len(migrations) {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)

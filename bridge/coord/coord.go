@@ -51,6 +51,12 @@ type Config struct {
 	// IdleCheck is how often the session checks whether it went idle.
 	// Default 30s.
 	IdleCheck time.Duration
+	// Offline makes a short-lived client that speaks for an agent between
+	// its tool calls (an agent client's hook): in remote mode its writes
+	// only queue in the outbox, for the agent's MCP server to upload, and
+	// nothing reaches the network; it reports no presence. Do not call
+	// Start; Close releases what New took.
+	Offline bool
 }
 
 // Coordinator is the coordination client of one MCP session.
@@ -273,7 +279,9 @@ func (c *Coordinator) Close(ctx context.Context) error {
 	if c.rem != nil {
 		c.rem.wait()
 	}
-	c.setPresence(ctx, protocol.PresenceOffline)
+	if !c.cfg.Offline {
+		c.setPresence(ctx, protocol.PresenceOffline)
+	}
 	if c.local != nil {
 		return c.local.Close()
 	}

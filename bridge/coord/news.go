@@ -51,7 +51,10 @@ type newsRef struct {
 	Type      protocol.EventType `json:"type"`
 	ReplicaID string             `json:"replicaId"`
 	SessionID string             `json:"sessionId"`
-	Payload   struct {
+	Agent     struct {
+		SessionReference string `json:"sessionReference"`
+	} `json:"agent"`
+	Payload struct {
 		From     string `json:"fromActorId"`
 		To       string `json:"toActorId"`
 		Assignee string `json:"assigneeActorId"`
@@ -80,6 +83,14 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	from := c.newsFrom
 	c.mu.Unlock()
 	st, ws := c.cfg.Store, c.cfg.Workspace
+	// A hook of this agent's client may have told it some already.
+	ref := c.Agent(ctx).SessionReference
+	key, shared := c.newsMarkKey(ref)
+	mark, err := st.NewsMark(ctx, ws, key)
+	if err != nil {
+		c.cfg.Logger.Debug("news mark", "err", err)
+	}
+	from = max(from, mark)
 	n := &News{Items: []NewsItem{}, Notices: c.takeNotices(), Through: from}
 	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan})
 	if err != nil {
@@ -107,8 +118,8 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		if r.Type == protocol.EventClaimCreated {
 			created = append(created, op.Seq)
 		}
-		if r.ReplicaID == c.cfg.Replica && r.SessionID == c.cfg.Session {
-			continue // this session's own doing
+		if r.ReplicaID == c.cfg.Replica && (r.SessionID == c.cfg.Session || (ref != "" && r.Agent.SessionReference == ref)) {
+			continue // this session's own doing (or its client's hooks')
 		}
 		cands = append(cands, candidate{op, forYou(r.Type, c.cfg.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)})
 	}
@@ -150,8 +161,36 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		c.newsFrom = n.Through
 	}
 	c.mu.Unlock()
+	if shared && n.Through > mark {
+		if err := st.SetNewsMark(ctx, ws, key, n.Through); err != nil {
+			c.cfg.Logger.Debug("news mark", "err", err)
+		}
+	}
 	return n, nil
 }
+
+// newsMarkKey names the news mark this session shares with its client's
+// hooks: its session reference when the client gave one (Claude Code's
+// session id is both the MCP server's and the hooks'); shared, the mark
+// also records what this session's tool results told. Else it is the
+// mark hooks keep per actor and working copy (a client such as Gemini CLI
+// tells hooks its session id but not its MCP servers), which this session
+// only reads: other sessions of the actor in this working copy have news
+// of their own.
+func (c *Coordinator) newsMarkKey(ref string) (key string, shared bool) {
+	if ref != "" && ref != c.cfg.Session {
+		return NewsKeyRef(ref), true
+	}
+	return NewsKeyReplica(c.cfg.Replica, c.cfg.Actor), false
+}
+
+// NewsKeyRef is the news mark of an agent session known by its session
+// reference.
+func NewsKeyRef(ref string) string { return "ref:" + ref }
+
+// NewsKeyReplica is the news mark of an actor in a working copy, for
+// sessions whose MCP server and hooks share no session reference.
+func NewsKeyReplica(replica, actor string) string { return "replica:" + replica + ":" + actor }
 
 // decode decodes a logged operation.
 func (c *Coordinator) decode(op *store.Op) (*protocol.Envelope, error) {

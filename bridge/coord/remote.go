@@ -94,6 +94,9 @@ func (r *remote) publish(ctx context.Context, env *protocol.Envelope) (*Publishe
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
+	if r.c.cfg.Offline {
+		return &Published{Envelope: env}, nil // the MCP server's uploader sends it
+	}
 	ch := make(chan uploadOutcome, 1)
 	r.mu.Lock()
 	r.waiters[entry.ClientSequence] = append(r.waiters[entry.ClientSequence], ch)
@@ -158,6 +161,10 @@ func (r *remote) notify(clientSeq int64, out uploadOutcome) {
 // "queued" within 100 ms.
 const downAckWait = 50 * time.Millisecond
 
+// outboxPoll is how often a healthy uploader looks for writes other
+// processes of this replica queued (see Config.Offline).
+const outboxPoll = 2 * time.Second
+
 // maxDownBackoff bounds the uploader's retry interval while the service
 // does not answer, so uploads resume within it once it does.
 const maxDownBackoff = time.Second
@@ -175,7 +182,9 @@ func (e *unavailableError) Unwrap() error { return e.err }
 func (r *remote) uploader(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
-		var timer <-chan time.Time
+		// Healthy, it still looks at the outbox now and then: a hook of
+		// this agent's client (an Offline client) queues writes there.
+		timer := time.After(outboxPoll)
 		if backoff > 0 {
 			timer = time.After(backoff)
 		}

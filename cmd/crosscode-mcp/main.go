@@ -104,6 +104,10 @@ Usage:
   crosscode-mcp guard install|uninstall|check
                                              optional pre-commit hook: refuse commits touching
                                              paths another agent claimed exclusively
+  crosscode-mcp hooks install|uninstall --client claude-code|gemini|codex [--scope project|user]
+                                             agent hooks: stop edits of files another agent
+                                             claimed, and bring news at each prompt
+  crosscode-mcp hook CLIENT EVENT            what those hooks run (client's JSON on stdin)
   crosscode-mcp demo-game                    the reference game adapter (reads CAPPY_ENDPOINT, CAPPY_SESSION_TOKEN)
   crosscode-mcp version                      print the version
 
@@ -121,6 +125,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runToken(ctx, args[1:], stdout, stderr)
 		case "guard":
 			return runGuard(ctx, args[1:], stdout, stderr)
+		case "hook":
+			return runHook(ctx, args[1:], stdin, stdout, stderr)
+		case "hooks":
+			return runHooks(ctx, args[1:], stdout, stderr)
 		case "doctor":
 			return runDoctor(ctx, args[1:], stdout, stderr)
 		case "demo":

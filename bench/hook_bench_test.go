@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// BenchmarkHook: `crosscode-mcp hook claude-code PreToolUse` as Claude
+// Code runs it before an Edit, a real process with the hook input on
+// stdin, in a repository whose local database holds 10,000 active
+// exclusive claims of 400 other actors; beside it, in turn within each
+// iteration (so they share the machine's load), a bare process start
+// (/bin/true, the floor) and `crosscode-mcp version` (the binary's own
+// start). The edit is of a file another actor holds (the hook denies it)
+// and of a free one (it allows it). p50 and p99 of each, in ms.
+func BenchmarkHook(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("needs git")
+	}
+	dir := b.TempDir()
+	exe := filepath.Join(dir, "crosscode-mcp")
+	if out, err := exec.Command("go", "build", "-o", exe, "github.com/crosscode/crosscode-mcp/cmd/crosscode-mcp").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v %s", err, out)
+	}
+	repo := filepath.Join(dir, "game")
+	os.MkdirAll(repo, 0o755)
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v %s", err, out)
+	}
+	claims := seedClaims(b, filepath.Join(repo, ".git", "crosscode", "workspace.db"), "game", 400, 25)
+	b.Logf("%d active claims", claims)
+	input := func(file string) []byte {
+		return fmt.Appendf(nil, `{"session_id":"bench-session","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"}}`,
+			repo, filepath.Join(repo, file))
+	}
+	held, free := input("src/mod123/part7/file.go"), input("docs/free.md")
+	run := func(stdin []byte, wantOut bool, name string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CROSSCODE_ACTOR=me@example.com")
+		cmd.Stdin = bytes.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if err != nil || (stdin != nil && wantOut != (out.Len() > 0)) {
+			b.Fatalf("%s %v: %v, stdout %q, stderr %q", name, args, err, out.String(), errOut.String())
+		}
+		return d
+	}
+	var floor, version, deny, allow []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		floor = append(floor, run(nil, false, "/bin/true"))
+		version = append(version, run(nil, false, exe, "version"))
+		deny = append(deny, run(held, true, exe, "hook", "claude-code", "PreToolUse"))
+		allow = append(allow, run(free, false, exe, "hook", "claude-code", "PreToolUse"))
+	}
+	b.StopTimer()
+	for _, m := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"true", floor}, {"version", version}, {"deny", deny}, {"allow", allow}} {
+		p50, p99 := percentiles(m.ds)
+		b.ReportMetric(p50, m.name+"-p50-ms")
+		b.ReportMetric(p99, m.name+"-p99-ms")
+	}
+}
+
+func percentiles(ds []time.Duration) (p50, p99 float64) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) float64 {
+		i := min(int(q*float64(len(s))), len(s)-1)
+		return float64(s[i].Microseconds()) / 1000
+	}
+	return at(0.50), at(0.99)
+}
+
+// seedClaims ingests actors×each active exclusive claims (of
+// src/modA/partB/**) into a new local database at path, as local mode's
+// MCP servers would, and returns how many are active.
+func seedClaims(b *testing.B, path, workspace string, actors, each int) int {
+	ctx := context.Background()
+	st, err := store.Open(ctx, path, &store.Options{Projections: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.EnsureWorkspace(ctx, workspace, ""); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var items []store.Item
+	for a := range actors {
+		actor := fmt.Sprintf("agent%03d@example.com", a)
+		replica := fmt.Sprintf("rep_bench%03d", a)
+		for i := range each {
+			id := fmt.Sprintf("clm_bench%03d_%02d", a, i)
+			e := &protocol.Envelope{ID: id, SchemaVersion: protocol.SchemaVersion, WorkspaceID: workspace, ReplicaID: replica, ActorID: actor,
+				SessionID: "ses_bench", Type: protocol.EventClaimCreated, CreatedAt: now,
+				Payload: &protocol.Claim{ID: id, WorkspaceID: workspace, ActorID: actor, ReplicaID: replica,
+					Patterns: []string{fmt.Sprintf("src/mod%d/part%d/**", a, i)}, Exclusive: true, Reason: "bench",
+					CreatedAt: now, ExpiresAt: now.Add(8 * time.Hour)}}
+			items = append(items, store.Item{Workspace: workspace, Envelope: e, NextSequence: true})
+		}
+	}
+	for len(items) > 0 {
+		n := min(len(items), 500)
+		res, err := st.IngestBatch(ctx, items[:n])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+		items = items[n:]
+	}
+	active, err := st.CountEntities(ctx, store.EntityQuery{Workspace: workspace, Kind: protocol.KindClaim, Status: []string{store.ClaimActive}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return active
+}

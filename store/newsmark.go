@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// News marks: how far in the workspace log one agent session has been
+// told the news, shared by every process of the machine that speaks for
+// that session (its MCP server, and the hooks its client runs), so news a
+// hook put in the agent's context is not repeated in its next tool result,
+// and the other way round. A mark is a row of cursors named
+// "news:<workspace>:<key>"; it only moves forward.
+
+// newsMarkTTL is how long an unused mark is kept.
+const newsMarkTTL = 30 * 24 * time.Hour
+
+func newsMarkName(workspace, key string) string { return "news:" + workspace + ":" + key }
+
+// NewsMark returns the log position through which the session key was
+// told the news of workspace (0: never).
+func (s *Store) NewsMark(ctx context.Context, workspace, key string) (int64, error) {
+	seq, err := s.Cursor(ctx, newsMarkName(workspace, key))
+	if err != nil {
+		return 0, fmt.Errorf("news mark: %w", err)
+	}
+	return seq, nil
+}
+
+// SetNewsMark moves the session key's mark to seq (never back), and drops
+// marks unused for 30 days.
+func (s *Store) SetNewsMark(ctx context.Context, workspace, key string, seq int64) error {
+	now := time.Now()
+	if _, err := s.w.ExecContext(ctx, upsMirrorCursor, newsMarkName(workspace, key), seq, micros(now)); err != nil {
+		return fmt.Errorf("news mark: %w", err)
+	}
+	// The range of names that start with "news:" (";" follows ":").
+	if _, err := s.w.ExecContext(ctx, "DELETE FROM cursors WHERE name >= 'news:' AND name < 'news;' AND updated_us < ?", micros(now.Add(-newsMarkTTL))); err != nil {
+		return fmt.Errorf("news mark: %w", err)
+	}
+	return nil
+}
