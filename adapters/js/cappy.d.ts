@@ -196,8 +196,13 @@ export class Op {
   summary(value: Record<string, unknown>): void;
   /** Resolves once the send buffer holds at most maxBytes (default 256 KiB): await it in a loop that emits many events. */
   drain(maxBytes?: number): Promise<void>;
-  /** Asks for an extra frame now, named by reason. */
-  frame(reason?: string): void;
+  /**
+   * Asks for an extra frame now, named by reason, within an allowance of
+   * its own (fps a second, one at a time); opts.always: not held back by
+   * it (a picture the game must show, e.g. a replay showing each step of
+   * an agent's play as its recording did).
+   */
+  frame(reason?: string, opts?: { always?: boolean }): void;
   /**
    * Whether the next drawn() reads a frame at presented t (default now()):
    * a fixed-tick game stops stepping while it is true, so each frame shows

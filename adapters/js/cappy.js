@@ -745,8 +745,17 @@ export class Op {
    */
   drain(maxBytes = 256 << 10) { return this.#session.drain(maxBytes); }
 
-  /** Asks for an extra frame now (frames only), named by reason (e.g. an event). */
-  frame(reason) { this.#session.extraFrame(this, reason); }
+  /**
+   * Asks for an extra frame now (frames only), named by reason (e.g. an
+   * event), within an allowance of its own (fps a second of presented
+   * time, one at a time). opts.always: not held back by that allowance,
+   * for a picture the game must show, e.g. a replay of an agent's play
+   * showing each step's paused tick as its recording did (the controller
+   * still drops frames beyond twice the asked rate).
+   * @param {string} [reason]
+   * @param {{always?: boolean}} [opts]
+   */
+  frame(reason, opts) { this.#session.extraFrame(this, reason, opts?.always === true); }
 
   /**
    * Whether the next drawn() would read a frame at presented time t
@@ -1429,7 +1438,7 @@ export class Cappy {
   }
 
   /** @internal */
-  extraFrame(op, reason) { if (this.#frames?.op === op) this.#frames.extra(reason); }
+  extraFrame(op, reason, always) { if (this.#frames?.op === op) this.#frames.extra(reason, always); }
 
   /** @internal */
   frameDue(op, t) { return this.#frames?.op === op && this.#frames.due(t); }
@@ -1472,8 +1481,13 @@ class FrameStream {
 
   flush() { return this.chain; }
 
-  extra(reason) {
+  extra(reason, always = false) {
     const t = this.op.now();
+    if (always) {
+      if (this.source.capture) this.capture(reason);
+      else this.wantExtra = reason || 'extra';
+      return;
+    }
     // Extras have an allowance of their own beside the due frames (as in
     // the Go library), so the due frames and the extras together stay
     // within twice the asked rate. It does not depend on when the last due

@@ -345,15 +345,19 @@ test('frameDue: a canvas game draws each due frame, and each asked extra, before
     seen.push(op.frameDue(100));
     op.frame('HIT'); // a second extra at once: over its allowance
     seen.push(op.frameDue(100));
+    op.frame('step', { always: true }); // one the game must show: not held back
+    seen.push(op.frameDue(100));
+    g.cappy.drawn();
+    seen.push(op.frameDue(100));
   });
   await waitFor('the registry', async () => (await ctl.call('list_scenarios')).scenarios.some((s) => s.id === 'ticks'));
   const run = await ctl.call('run_scenario', { scenario: 'ticks', frames: 4 });
   assert.equal(run.status, 'completed', JSON.stringify(run));
-  assert.deepEqual(seen, [true, false, true, true, false, false]);
+  assert.deepEqual(seen, [true, false, true, true, false, false, true, false]);
   // Without frames asked, no frame is ever due.
   seen.length = 0;
   assert.equal((await ctl.call('run_scenario', { scenario: 'ticks', frames: 0 })).status, 'completed');
-  assert.deepEqual(seen, [false, false, false, false, false, false]);
+  assert.deepEqual(seen, [false, false, false, false, false, false, false, false]);
 });
 
 test('reconnect: with reconnect on, a lost connection is made again, and an operation runs after it', async () => {

@@ -81,12 +81,21 @@ export async function startController(t, { args = [], cwd } = {}) {
     ({ endpoint, token } = JSON.parse(readFileSync(endpointFile, 'utf8')));
   }
 
-  /** Calls a tool: {out: structuredContent, isError, content}. */
+  /**
+   * Calls a tool: {out, isError, content}. out is structuredContent, or
+   * for a failed operation (whose result is its JSON as text alone) that
+   * JSON.
+   */
   async function callRaw(name, args = {}, meta) {
     const params = { name, arguments: args };
     if (meta) params._meta = meta;
     const res = await request('tools/call', params);
-    return { out: res.structuredContent, isError: !!res.isError, content: res.content };
+    let out = res.structuredContent;
+    if (out === undefined && res.isError) {
+      const text = (res.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
+      try { out = JSON.parse(text); } catch { out = undefined; }
+    }
+    return { out, isError: !!res.isError, content: res.content };
   }
   /** Calls a tool that must not fail; returns its structuredContent. */
   async function call(name, args = {}) {

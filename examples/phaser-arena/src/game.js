@@ -28,9 +28,11 @@ let presented = 0; // the running operation's presented ms
  * what a recording keeps: every tick's mask, and the ticks where the aim
  * changed, [tick, x, y] (x, y null: released).
  */
-function startRun(sim, input, op, maxTicks = Infinity, aimOf = () => null) {
+function startRun(sim, input, op, maxTicks = Infinity, aimOf = () => null, pictures = new Set()) {
   // view: where the follow camera looks, from the run's first tick on.
-  run = { sim, input, aimOf, op, maxTicks, inputs: [], aims: [], aim: null, lastAim: null, stopping: false, finished: false, ended: null, view: { x: sim.player.x, y: sim.player.y } };
+  // steps: the ticks where the agent looked (the paused state of a step);
+  // pictures: in a replay, those ticks, drawn as the recording drew them.
+  run = { sim, input, aimOf, op, maxTicks, inputs: [], aims: [], aim: null, lastAim: null, steps: [], pictures, pictured: -1, stopping: false, finished: false, ended: null, view: { x: sim.player.x, y: sim.player.y } };
   run.done = new Promise((resolve) => { run.ended = resolve; });
   acc = 0;
   return run;
@@ -98,6 +100,13 @@ function advance(delta) {
   if (r.op?.control === 'agent') { advanceAgent(r); return; }
   acc += delta * timeScale;
   for (let n = 0; acc >= TICK_MS && n < 20; n++) {
+    // A replay of the agent's play shows the paused state of each step, as
+    // the recording did (an extra frame at that tick), so the two sides
+    // have pictures of the same ticks to compare.
+    if (r.op && r.pictures.has(r.sim.tick) && r.pictured !== r.sim.tick) {
+      r.pictured = r.sim.tick;
+      r.op.frame('step', { always: true });
+    }
     // A frame due at this tick is drawn before the next step: each frame
     // shows the tick of its t, in a recording and in its replay at any
     // timeScale alike (the rest of acc waits for the next drawn frame).
@@ -186,6 +195,10 @@ const cappy = new Cappy({
       op.summary({ ticks: r.sim.tick, score: r.sim.score, wave: r.sim.wave, hp: r.sim.player.hp });
       const rec = { format: FORMAT, seed, ticks: r.sim.tick, inputs: rle(r.inputs) };
       if (r.aims.length) rec.aims = r.aims;
+      if (agent) {
+        if (r.steps.at(-1) !== r.sim.tick) r.steps.push(r.sim.tick); // the last look
+        rec.steps = r.steps;
+      }
       return { data: JSON.stringify(rec), format: FORMAT };
     },
     // A step's actions, before its first tick: the pointer's canvas pixel
@@ -193,6 +206,7 @@ const cappy = new Cappy({
     input(applied, op) {
       const r = run;
       if (r?.op !== op) return;
+      if (r.steps.at(-1) !== r.sim.tick) r.steps.push(r.sim.tick); // the agent looked at this tick
       for (const { name, value } of applied) if (name === 'aim') r.aim = value.pressed ? toWorld(value.x, value.y, r) : null;
     },
     async replay(op, data) {
@@ -206,7 +220,7 @@ const cappy = new Cappy({
         for (; next < aims.length && aims[next][0] <= sim.tick; next++) aim = aims[next][1] === null ? null : { x: aims[next][1], y: aims[next][2] };
         return aim;
       };
-      const r = startRun(new Sim({ seed: rec.seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), (sim) => masks[sim.tick] ?? 0, op, rec.ticks, aimOf);
+      const r = startRun(new Sim({ seed: rec.seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), (sim) => masks[sim.tick] ?? 0, op, rec.ticks, aimOf, new Set(rec.steps ?? []));
       op.signal.addEventListener('abort', () => { r.stopping = true; });
       op.stopped.then(() => { r.stopping = true; });
       await r.done;
