@@ -23,7 +23,8 @@ import (
 // runDemo is `crosscode-mcp demo`: a newcomer's tour. In a temporary git
 // repository it starts the real stdio server twice (two agents: ada with
 // Claude Code, bo with Cursor), drives them as an MCP client would, and
-// prints what happens; then one of them plays the demo game. It exits
+// prints what happens; then one of them runs the demo game's scenario,
+// records and replays it, and plays the game itself in steps. It exits
 // non-zero when a step does not behave.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("crosscode-mcp demo", stderr)
@@ -431,7 +432,10 @@ func (d *demo) run(ctx context.Context) error {
 	for _, it := range list(feed, "items") {
 		d.say("ada sees bo's result in the feed: %s", str(it, "text"))
 	}
-	return expect(len(list(feed, "items")) == 1, "the scenario's validation did not reach ada")
+	if err := expect(len(list(feed, "items")) == 1, "the scenario's validation did not reach ada"); err != nil {
+		return err
+	}
+	return d.playGame(ctx, bo)
 }
 
 // pictures shows what the agent saw of a run: keyframes at its boss

@@ -27,6 +27,8 @@ func TestDemo(t *testing.T) {
 		"run_scenario boss_intro difficulty=3 -> completed",
 		"replay at timeScale 0.5 -> completed", "identical",
 		"ada sees bo's result in the feed",
+		"start_recording control=agent -> ", "the game's actions: move (axis2d), attack (button)",
+		"(in reach: strike)", "inspect_game boss -> {", "events identical: true", "pictures identical: true",
 		"Every step behaved",
 	} {
 		if !strings.Contains(out, want) {
@@ -35,7 +37,7 @@ func TestDemo(t *testing.T) {
 	}
 	// In order: the story is told step by step.
 	last := -1
-	for _, step := range []string{"\n1. ", "\n2. ", "\n3. ", "\n4. ", "\n5. ", "\n6. "} {
+	for _, step := range []string{"\n1. ", "\n2. ", "\n3. ", "\n4. ", "\n5. ", "\n6. ", "\n7. "} {
 		i := strings.Index(out, step)
 		if i < last {
 			t.Errorf("step %q out of order", step)
