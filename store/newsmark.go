@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -19,13 +21,16 @@ const newsMarkTTL = 30 * 24 * time.Hour
 func newsMarkName(workspace, key string) string { return "news:" + workspace + ":" + key }
 
 // NewsMark returns the log position through which the session key was
-// told the news of workspace (0: never).
-func (s *Store) NewsMark(ctx context.Context, workspace, key string) (int64, error) {
-	seq, err := s.Cursor(ctx, newsMarkName(workspace, key))
-	if err != nil {
-		return 0, fmt.Errorf("news mark: %w", err)
+// told the news of workspace; ok is false when it never was.
+func (s *Store) NewsMark(ctx context.Context, workspace, key string) (seq int64, ok bool, err error) {
+	err = s.readQueryRow(ctx, "SELECT seq FROM cursors WHERE name = ?", newsMarkName(workspace, key)).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
 	}
-	return seq, nil
+	if err != nil {
+		return 0, false, fmt.Errorf("news mark: %w", err)
+	}
+	return seq, true, nil
 }
 
 // SetNewsMark moves the session key's mark to seq (never back), and drops

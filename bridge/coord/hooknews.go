@@ -46,12 +46,13 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 		keys = append(keys, NewsKeyReplica(q.Replica, q.Actor))
 	}
 	var from int64
+	seen := false // a mark exists: not the session's first look
 	for _, k := range keys {
-		m, err := st.NewsMark(ctx, q.Workspace, k)
+		m, ok, err := st.NewsMark(ctx, q.Workspace, k)
 		if err != nil {
 			return "", err
 		}
-		from = max(from, m)
+		from, seen = max(from, m), seen || ok
 	}
 	head, err := st.Head(ctx, q.Workspace)
 	if err != nil {
@@ -75,7 +76,7 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 		}
 	}
 	through, more := from, 0
-	if from > 0 && head > from {
+	if seen && head > from {
 		items, n, last, err := c.relevantSince(ctx, from, q.SessionRef)
 		if err != nil {
 			return "", err
@@ -87,15 +88,13 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 		}
 		through, more = last, n
 	}
-	if from == 0 {
+	if !seen {
 		through = head // a first look starts now, as a new MCP session does
 	}
 	text := hookNewsText(lines, more)
 	for _, k := range keys {
-		if through > 0 {
-			if err := st.SetNewsMark(ctx, q.Workspace, k, through); err != nil {
-				return "", err
-			}
+		if err := st.SetNewsMark(ctx, q.Workspace, k, through); err != nil {
+			return "", err
 		}
 	}
 	return text, nil

@@ -86,7 +86,7 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	// A hook of this agent's client may have told it some already.
 	ref := c.Agent(ctx).SessionReference
 	key, shared := c.newsMarkKey(ref)
-	mark, err := st.NewsMark(ctx, ws, key)
+	mark, _, err := st.NewsMark(ctx, ws, key)
 	if err != nil {
 		c.cfg.Logger.Debug("news mark", "err", err)
 	}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+)
+
+// hookRun is one run of `crosscode-mcp hook ...` as a client runs it.
+type hookRun struct {
+	stdout, stderr string
+	code           int
+	out            map[string]any // stdout decoded, nil when empty
+}
+
+// runHookCLI runs `crosscode-mcp hook args...` in dir with input on stdin.
+func runHookCLI(t *testing.T, dir string, env []string, input string, args ...string) hookRun {
+	t.Helper()
+	cmd := command(t, append([]string{"hook"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_ACTOR=", "CROSSCODE_DATA=", "CROSSCODE_SERVICE=", "CROSSCODE_WORKSPACE=")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(input)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errorsAs(err, &ee) {
+		t.Fatal(err)
+	}
+	r := hookRun{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+	if s := strings.TrimSpace(r.stdout); s != "" {
+		if err := json.Unmarshal([]byte(s), &r.out); err != nil || strings.Count(s, "\n") > 0 {
+			t.Fatalf("hook stdout is not one JSON object: %q (stderr %q)", r.stdout, r.stderr)
+		}
+	}
+	return r
+}
+
+func errorsAs(err error, target **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// editInput is Claude Code's PreToolUse input for tool on file.
+func editInput(session, cwd, tool, file string) string {
+	field := "file_path"
+	if tool == "NotebookEdit" {
+		field = "notebook_path"
+	}
+	b, _ := json.Marshal(map[string]any{"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "hook_event_name": "PreToolUse",
+		"tool_name": tool, "tool_input": map[string]any{field: file, "old_string": "a", "new_string": "b"}})
+	return string(b)
+}
+
+// denial returns a Claude Code / Codex PreToolUse denial's reason, "" if
+// the answer is not a denial.
+func denial(r hookRun) string {
+	h, _ := r.out["hookSpecificOutput"].(map[string]any)
+	if h["permissionDecision"] != "deny" || h["hookEventName"] != "PreToolUse" {
+		return ""
+	}
+	s, _ := h["permissionDecisionReason"].(string)
+	return s
+}
+
+func hookContext(r hookRun) string {
+	h, _ := r.out["hookSpecificOutput"].(map[string]any)
+	s, _ := h["additionalContext"].(string)
+	return s
+}
+
+// addWorktree adds a linked worktree of repo on a new branch.
+func addWorktree(t *testing.T, repo, name string) string {
+	t.Helper()
+	wt := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", name, wt).CombinedOutput(); err != nil {
+		t.Fatalf("worktree: %v %s", err, out)
+	}
+	if r, err := filepath.EvalSymlinks(wt); err == nil {
+		wt = r
+	}
+	return wt
+}
+
+// TestHookStopsEditsOfClaimedFiles: with ada's exclusive claim on
+// src/game/**, bo's Edit of a file there, named any way (absolute,
+// relative, through a symlink, in the other worktree), is denied with
+// ada's name and claim; a free file and a tool that edits nothing pass;
+// Gemini CLI's and Codex's inputs get their own formats; ada's own edit
+// passes, her identity found as her MCP server's.
+func TestHookStopsEditsOfClaimedFiles(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	wt := addWorktree(t, repo, "bo")
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
+	c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"})
+	if c["status"] != "granted" {
+		t.Fatalf("claim: %v", c)
+	}
+	claimID := c["claimId"].(string)
+	bo := []string{"CROSSCODE_ACTOR=bo@example.com"}
+
+	if runtime.GOOS != "windows" {
+		os.Symlink(filepath.Join(wt, "src", "game"), filepath.Join(wt, "game-link"))
+	}
+	for _, tc := range []struct{ name, cwd, tool, file string }{
+		{"absolute", wt, "Edit", filepath.Join(wt, "src", "game", "boss.gd")},
+		{"relative", wt, "Write", filepath.Join("src", "game", "new_boss.gd")},
+		{"relative from a subdirectory", filepath.Join(wt, "src"), "MultiEdit", filepath.Join("game", "boss.gd")},
+		{"in the other worktree", wt, "Edit", filepath.Join(repo, "src", "game", "boss.gd")},
+		{"notebook", wt, "NotebookEdit", filepath.Join(wt, "src", "game", "notes.ipynb")},
+		{"through a symlink", wt, "Edit", filepath.Join(wt, "game-link", "boss.gd")},
+	} {
+		if tc.name == "through a symlink" && runtime.GOOS == "windows" {
+			continue
+		}
+		r := runHookCLI(t, tc.cwd, bo, editInput("bo-session", tc.cwd, tc.tool, tc.file), "claude-code", "PreToolUse")
+		reason := denial(r)
+		if r.code != 0 || reason == "" || !strings.Contains(reason, "ada@example.com") || !strings.Contains(reason, claimID) ||
+			!strings.Contains(reason, "src/game/") || !strings.Contains(reason, "request_handoff") {
+			t.Errorf("%s: want a denial naming ada and %s: exit %d, stdout %q, stderr %q", tc.name, claimID, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, tc := range []struct{ name, tool, file string }{
+		{"a free file", "Edit", filepath.Join(wt, "docs", "notes.md")},
+		{"a tool that edits nothing", "Read", filepath.Join(wt, "src", "game", "boss.gd")},
+	} {
+		r := runHookCLI(t, wt, bo, editInput("bo-session", wt, tc.tool, tc.file), "claude-code", "PreToolUse")
+		if r.code != 0 || r.stdout != "" {
+			t.Errorf("%s: want no answer (the edit goes on): exit %d, stdout %q, stderr %q", tc.name, r.code, r.stdout, r.stderr)
+		}
+	}
+
+	// Gemini CLI: BeforeTool, write_file; its denial is {"decision":"deny","reason"}.
+	gem, _ := json.Marshal(map[string]any{"session_id": "bo-gemini", "cwd": wt, "hook_event_name": "BeforeTool", "timestamp": "2026-12-02T08:00:00Z",
+		"tool_name": "write_file", "tool_input": map[string]any{"file_path": filepath.Join(wt, "src", "game", "boss.gd"), "content": "x"}})
+	r := runHookCLI(t, wt, bo, string(gem), "gemini", "BeforeTool")
+	if reason, _ := r.out["reason"].(string); r.out["decision"] != "deny" || !strings.Contains(reason, "ada@example.com") || len(r.out) != 2 {
+		t.Errorf("gemini: want {decision: deny, reason}: %q %q", r.stdout, r.stderr)
+	}
+	// Codex: PreToolUse of apply_patch, the files named in the patch.
+	patch := "*** Begin Patch\n*** Update File: docs/notes.md\n@@\n-a\n+b\n*** Update File: src/game/boss.gd\n@@\n-a\n+b\n*** End Patch\n"
+	cdx, _ := json.Marshal(map[string]any{"session_id": "bo-codex", "cwd": wt, "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+		"tool_name": "apply_patch", "tool_use_id": "call_1", "turn_id": "1", "transcript_path": nil, "tool_input": map[string]any{"command": patch}})
+	r = runHookCLI(t, wt, bo, string(cdx), "codex", "PreToolUse")
+	if reason := denial(r); !strings.Contains(reason, "src/game/boss.gd") || strings.Contains(reason, "docs/notes.md") {
+		t.Errorf("codex: want a denial of src/game/boss.gd alone: %q %q", r.stdout, r.stderr)
+	}
+	// ada's own edit: no actor given, so the hook takes the one her MCP
+	// server reported for her session (not git's user.email, unset here).
+	r = runHookCLI(t, repo, nil, editInput("ada-session", repo, "Edit", filepath.Join(repo, "src", "game", "boss.gd")), "claude-code", "PreToolUse")
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("ada's own edit: want no answer: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Policy warn: the edit goes, with a note naming the holder.
+	r = runHookCLI(t, wt, bo, editInput("bo-session", wt, "Edit", filepath.Join(wt, "src", "game", "boss.gd")), "--policy", "warn", "claude-code", "PreToolUse")
+	if note := hookContext(r); denial(r) != "" || !strings.Contains(note, "ada@example.com") {
+		t.Errorf("warn: want a note, not a denial: %q", r.stdout)
+	}
+}
+
+var claimIDRe = regexp.MustCompile(`clm_[A-Za-z0-9_-]+`)
+
+// TestHookPolicyClaim: with the policy claim, bo's edit of a free file
+// takes an exclusive claim for bo first, which other agents see and which
+// stops ada's edit; bo's later edits need no new claim; bo's
+// release_claim of all releases it with the others.
+func TestHookPolicyClaim(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	wt := addWorktree(t, repo, "bo")
+	os.MkdirAll(filepath.Join(wt, ".crosscode"), 0o755)
+	os.WriteFile(filepath.Join(wt, ".crosscode", "hooks.json"), []byte(`{"policy": "claim", "claimTTL": "10m"}`), 0o644)
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
+	boAgent := startAgent(t, "bo", agentOpts{clientName: "claude-code", dir: wt, args: []string{"--actor", "bo@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=bo-session"}})
+	boFile := filepath.Join(wt, "src", "menu.gd")
+	boAgent.call("workspace_status", nil) // its session is under way: it told its presence
+
+	r := runHookCLI(t, wt, nil, editInput("bo-session", wt, "Write", boFile), "claude-code", "PreToolUse")
+	note := hookContext(r)
+	id := claimIDRe.FindString(note)
+	if denial(r) != "" || !strings.Contains(note, "claimed src/menu.gd") || id == "" {
+		t.Fatalf("bo's first edit: want a claim taken: %q %q", r.stdout, r.stderr)
+	}
+	cc := ada.call("check_conflicts", map[string]any{"paths": []string{"src/menu.gd"}})
+	if b, _ := json.Marshal(cc["claims"]); !strings.Contains(string(b), id) || !strings.Contains(string(b), "bo@example.com") {
+		t.Fatalf("ada's check_conflicts does not show bo's claim %s: %v", id, cc["claims"])
+	}
+	r = runHookCLI(t, repo, nil, editInput("ada-session", repo, "Edit", filepath.Join(repo, "src", "menu.gd")), "claude-code", "PreToolUse")
+	if reason := denial(r); !strings.Contains(reason, "bo@example.com") || !strings.Contains(reason, id) {
+		t.Fatalf("ada's edit of bo's file: want a denial: %q %q", r.stdout, r.stderr)
+	}
+	r = runHookCLI(t, wt, nil, editInput("bo-session", wt, "Edit", boFile), "claude-code", "PreToolUse")
+	if r.stdout != "" {
+		t.Fatalf("bo's second edit: want no answer (his claim covers it): %q %q", r.stdout, r.stderr)
+	}
+	rel := boAgent.call("release_claim", map[string]any{"all": true})
+	if b, _ := json.Marshal(rel["released"]); !strings.Contains(string(b), id) {
+		t.Fatalf("release_claim all did not release the hook's claim %s: %v", id, rel)
+	}
+	r = runHookCLI(t, repo, nil, editInput("ada-session", repo, "Edit", filepath.Join(repo, "src", "menu.gd")), "claude-code", "PreToolUse")
+	if denial(r) != "" {
+		t.Fatalf("ada's edit after the release: %q", r.stdout)
+	}
+}
+
+// TestHookNews: a handoff to ada reaches her context at her next prompt
+// without a tool call, is not repeated in her next tool result nor at the
+// prompt after, and comes again at a session start while it is open; the
+// news is capped at 2 KB.
+func TestHookNews(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	wt := addWorktree(t, repo, "bo")
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
+	bo := startAgent(t, "bo", agentOpts{clientName: "claude-code", dir: wt, args: []string{"--actor", "bo@example.com"}})
+	prompt := func(event string) hookRun {
+		in, _ := json.Marshal(map[string]any{"session_id": "ada-session", "cwd": repo, "hook_event_name": event, "prompt": "go on", "source": "startup"})
+		return runHookCLI(t, repo, nil, string(in), "claude-code", event)
+	}
+	ada.call("workspace_status", nil) // her session is under way: it told its presence
+	if r := prompt("SessionStart"); r.code != 0 || r.stdout != "" {
+		t.Fatalf("session start with no news: %q %q", r.stdout, r.stderr)
+	}
+	h := bo.call("request_handoff", map[string]any{"toActor": "ada@example.com", "summary": "finish the boss fight", "claimIds": []string{}})
+	hid := field(h, "handoff", "handoffId").(string)
+
+	r := prompt("UserPromptSubmit")
+	text := hookContext(r)
+	if h, _ := r.out["hookSpecificOutput"].(map[string]any); h["hookEventName"] != "UserPromptSubmit" || !strings.Contains(text, "finish the boss fight") ||
+		!strings.Contains(text, hid) || !strings.Contains(text, "bo@example.com") {
+		t.Fatalf("prompt: want the handoff in the context: %q %q", r.stdout, r.stderr)
+	}
+	st := ada.call("workspace_status", nil)
+	if b, _ := json.Marshal(st["news"]); strings.Contains(string(b), hid) {
+		t.Fatalf("ada's next tool result repeats the news the hook gave: %s", b)
+	}
+	if r := prompt("UserPromptSubmit"); r.stdout != "" {
+		t.Fatalf("the next prompt repeats the news: %q", r.stdout)
+	}
+	if text := hookContext(prompt("SessionStart")); !strings.Contains(text, hid) || !strings.Contains(text, "respond_handoff") {
+		t.Fatalf("session start: want the open handoff again: %q", text)
+	}
+	// Many events that concern ada: the news stays within 2 KB.
+	for i := range 30 {
+		bo.call("record_validation", map[string]any{"kind": "test", "name": fmt.Sprintf("suite %d", i), "status": "failed",
+			"summary": strings.Repeat("the boss does not die ", 8)})
+	}
+	text = hookContext(prompt("UserPromptSubmit"))
+	if len(text) > 2048 || !strings.Contains(text, "failed") || !strings.Contains(text, "read_feed") {
+		t.Fatalf("capped news: %d bytes: %q", len(text), text)
+	}
+}
+
+// TestHookBadInputIsSafe: input it cannot use, state it cannot read: the
+// hook exits 0 with nothing on stdout and the reason on stderr; with
+// --strict it denies the edit in the client's format. It never waits past
+// its deadline for input that does not end.
+func TestHookBadInputIsSafe(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
+	ada.call("claim", map[string]any{"patterns": []string{"src/**"}})
+	ada.c.Close() // the database stays
+	bare := gitRepo(t) // no server ever ran here: no data dir
+	corrupt := gitRepo(t)
+	os.MkdirAll(filepath.Join(corrupt, ".git", "crosscode"), 0o700)
+	os.WriteFile(filepath.Join(corrupt, ".git", "crosscode", "workspace.db"), bytes.Repeat([]byte("not a database "), 500), 0o600)
+	edit := func(dir, file string) string { return editInput("s", dir, "Edit", file) }
+	for _, tc := range []struct{ name, dir, input, why string }{
+		{"malformed JSON", repo, `{"session_id": "s", "tool_name": "Edit", "tool_input": {`, "malformed hook input"},
+		{"not an object", repo, `["Edit"]`, "malformed hook input"},
+		{"too large", repo, `{"session_id":"` + strings.Repeat("x", 2<<20) + `"}`, "larger than"},
+		{"a path outside the repository", repo, edit(repo, filepath.Join(filepath.Dir(repo), "elsewhere.txt")), "outside the repository"},
+		{"inside .git", repo, edit(repo, filepath.Join(repo, ".git", "config")), "outside the repository"},
+		{"missing data dir", bare, edit(bare, filepath.Join(bare, "src", "game", "boss.gd")), "no coordination state"},
+		{"corrupt database", corrupt, edit(corrupt, filepath.Join(corrupt, "src", "game", "boss.gd")), "open "},
+	} {
+		env := []string{"CROSSCODE_ACTOR=bo@example.com"}
+		r := runHookCLI(t, tc.dir, env, tc.input, "claude-code", "PreToolUse")
+		if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, tc.why) || !strings.Contains(r.stderr, "allowed without a check") {
+			t.Errorf("%s: want exit 0, no stdout, %q on stderr: exit %d, stdout %q, stderr %q", tc.name, tc.why, r.code, r.stdout, r.stderr)
+		}
+		r = runHookCLI(t, tc.dir, env, tc.input, "--strict", "claude-code", "PreToolUse")
+		if reason := denial(r); r.code != 0 || !strings.Contains(reason, tc.why) || !strings.Contains(reason, "--strict") {
+			t.Errorf("%s --strict: want a denial saying why: exit %d, stdout %q, stderr %q", tc.name, r.code, r.stdout, r.stderr)
+		}
+		gem := strings.Replace(tc.input, `"tool_name":"Edit"`, `"tool_name":"replace"`, 1)
+		r = runHookCLI(t, tc.dir, env, gem, "--strict", "gemini", "BeforeTool")
+		if r.out["decision"] != "deny" {
+			t.Errorf("%s --strict, gemini: want its denial: %q", tc.name, r.stdout)
+		}
+		// News events never deny; they say nothing on stdout.
+		r = runHookCLI(t, tc.dir, env, tc.input, "--strict", "claude-code", "UserPromptSubmit")
+		if r.code != 0 || r.stdout != "" {
+			t.Errorf("%s, UserPromptSubmit: exit %d, stdout %q", tc.name, r.code, r.stdout)
+		}
+	}
+	// Input that never ends: the answer comes at the deadline.
+	cmd := command(t, "hook", "--strict", "claude-code", "PreToolUse")
+	cmd.Dir = repo
+	cmd.Env = append(cmd.Env, "CROSSCODE_ACTOR=bo@example.com")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdin.Write([]byte(`{"session_id": "s", `))
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) || !strings.Contains(string(out), "no answer within") {
+		t.Fatalf("input that never ends: %v %q", err, out)
+	}
+	// A mistake on the command line exits 1 (which does not stop the
+	// client), with nothing on stdout.
+	if r := runHookCLI(t, repo, nil, "{}", "vim", "PreToolUse"); r.code != 1 || r.stdout != "" {
+		t.Fatalf("unknown client: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
