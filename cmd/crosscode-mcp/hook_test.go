@@ -280,7 +280,7 @@ func TestHookBadInputIsSafe(t *testing.T) {
 	repo := gitRepo(t)
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
 	ada.call("claim", map[string]any{"patterns": []string{"src/**"}})
-	ada.c.Close() // the database stays
+	ada.c.Close()      // the database stays
 	bare := gitRepo(t) // no server ever ran here: no data dir
 	corrupt := gitRepo(t)
 	os.MkdirAll(filepath.Join(corrupt, ".git", "crosscode"), 0o700)
