@@ -360,6 +360,75 @@ test('frameDue: a canvas game draws each due frame, and each asked extra, before
   assert.deepEqual(seen, [false, false, false, false, false, false, false, false]);
 });
 
+test('agent play: the real controller steps the game with its actions held, inspects its state, and the play replays', async () => {
+  // A dot on a line, stepped in 20 ms ticks only while op.advance allows.
+  const world = { x: 0, tick: 0 };
+  const cappy = new Cappy({
+    endpoint: ctl.endpoint, token: ctl.token, game: { id: 'js-agent-game' },
+    hooks: {
+      timeScale() {}, // events carry simT: the library presents them at simT / timeScale
+      async record(op) {
+        Object.assign(world, { x: 0, tick: 0 });
+        const inputs = [];
+        while (!op.isStopped) {
+          for (let n = 0; op.advance(20) && (op.control === 'agent' || n < 1); n++) {
+            const dir = (op.input.right ? 1 : 0) - (op.input.left ? 1 : 0);
+            inputs.push(dir);
+            world.x += dir;
+            world.tick++;
+            if (world.tick % 5 === 0) op.emit('POS', { x: world.x }, { simT: world.tick * 20 });
+          }
+          await sleep(1);
+        }
+        return { data: JSON.stringify({ inputs }), format: 'js-agent/v1' };
+      },
+      replay(op, data) {
+        const { inputs } = JSON.parse(new TextDecoder().decode(data));
+        let x = 0;
+        inputs.forEach((dir, i) => { x += dir; if ((i + 1) % 5 === 0) op.emit('POS', { x }, { simT: (i + 1) * 20 }); });
+      },
+    },
+  });
+  adapters.push(cappy);
+  cappy.actions([{ name: 'left', kind: 'button', description: 'walk left' }, { name: 'right', kind: 'button', description: 'walk right' }]);
+  cappy.state(() => ({ world }));
+  cappy.frames({ capture: () => ({ mime: 'image/png', width: 96, height: 60, data: png(96, 60, world.x * 8) }) });
+  await cappy.connect();
+  const st = await waitFor('the adapter', async () => (await ctl.call('capture_status')).adapter);
+  assert.ok(st.capabilities.includes(Capability.INPUT) && st.capabilities.includes(Capability.INSPECT), JSON.stringify(st));
+
+  const start = await ctl.callRaw('start_recording', { control: 'agent', frames: 5 });
+  assert.equal(start.isError, false, JSON.stringify(start.out ?? start.content));
+  assert.deepEqual(start.out.actions.map((a) => a.name), ['left', 'right']);
+  assert.equal(start.out.simT, 0);
+  assert.equal(start.content.filter((c) => c.type === 'image').length, 1, 'the first picture');
+  const op = start.out.op;
+
+  let step = await ctl.callRaw('step_game', { actions: [{ name: 'right', pressed: true }], ms: 200 });
+  assert.equal(step.isError, false, JSON.stringify(step.out ?? step.content));
+  assert.deepEqual([step.out.t, step.out.simT], [200, 200]);
+  assert.deepEqual(step.out.events.map((e) => [e.t, e.payload.x]), [[100, 5], [200, 10]]);
+  assert.equal(step.content.filter((c) => c.type === 'image').length, 1, 'the picture of the paused state');
+  step = await ctl.callRaw('step_game', { ms: 100 });
+  assert.equal(step.out.simT, 300);
+  assert.equal(world.x, 15, 'right held');
+  const bad = await ctl.callRaw('step_game', { actions: [{ name: 'jump', pressed: true }], ms: 100 });
+  assert.equal(bad.isError, true);
+  assert.match(JSON.stringify(bad.content), /INVALID_INPUT/);
+
+  assert.equal((await ctl.call('inspect_game', { query: 'world.x' })).value, 15);
+  assert.deepEqual(Object.keys((await ctl.call('inspect_game', { query: '' })).value.keys), ['world']);
+  assert.equal((await ctl.call('inspect_game', { query: 'world.y' })).errorCode, Code.NOT_FOUND);
+
+  const stopped = await ctl.call('stop_recording', { op });
+  assert.equal(stopped.status, 'completed', JSON.stringify(stopped));
+  assert.equal(stopped.events, 3);
+  const rp = await ctl.call('replay', { op, presentation: { timeScale: 0.5 } });
+  assert.equal(rp.status, 'completed', JSON.stringify(rp));
+  assert.equal(rp.divergence.identical, true, JSON.stringify(rp.divergence));
+  assert.equal(rp.divergence.compared, 3);
+});
+
 test('reconnect: with reconnect on, a lost connection is made again, and an operation runs after it', async () => {
   // A TCP proxy in front of the controller: closing its sockets is a
   // lost connection to the adapter.
