@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/pgstore"
@@ -54,6 +55,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			dir, _ = os.Getwd()
 		}
 		checks = append(checks, checkClients(ctx, dir)...)
+		checks = append(checks, checkHooks(ctx, dir)...)
 	}
 	failed := false
 	for _, c := range checks {
@@ -429,4 +431,45 @@ func checkService(ctx context.Context, cfg mcp.Config, workspace string, db *sto
 		checks = append(checks, Check{"cursor", "ok", fmt.Sprintf("serverSequence %d, within the service's history", cursor), ""})
 	}
 	return checks
+}
+
+// checkHooks reports the agent hooks `hooks install` put in the clients'
+// settings (project and user scope) and the repository's hook policy.
+func checkHooks(ctx context.Context, dir string) []Check {
+	var out []Check
+	top := ""
+	if repo, err := gitx.Open(ctx, dir); err == nil {
+		top = repo.Top
+	}
+	home, _ := os.UserHomeDir()
+	for _, client := range hooks.Clients {
+		for _, scope := range hooks.Scopes {
+			if (scope == "project" && top == "") || (scope == "user" && home == "") {
+				continue
+			}
+			path, err := hooks.SettingsPath(hooks.InstallConfig{Client: client, Scope: scope, Top: top, Home: home})
+			if err != nil {
+				continue
+			}
+			events, err := hooks.Installed(client, path)
+			name := "hooks " + client
+			switch {
+			case err != nil:
+				out = append(out, Check{name, "warn", fmt.Sprintf("%s (%s): cannot read it: %v", path, scope, err), "fix the file; " + client + " may skip it too"})
+			case len(events) > 0:
+				out = append(out, Check{name, "ok", fmt.Sprintf("%s (%s): %s", path, scope, strings.Join(events, ", ")), ""})
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Check{"hooks", "ok", "none installed (optional: they stop edits of files another agent claimed and bring news at each prompt)", ""})
+	}
+	if top != "" {
+		if p, err := hooks.LoadPolicy(top, ""); err != nil {
+			out = append(out, Check{"hook policy", "fail", err.Error(), "hooks allow every edit while the policy cannot be read; fix " + filepath.ToSlash(hooks.PolicyFile)})
+		} else if _, err := os.Stat(filepath.Join(top, hooks.PolicyFile)); err == nil {
+			out = append(out, Check{"hook policy", "ok", fmt.Sprintf("%s: %s", filepath.ToSlash(hooks.PolicyFile), p.Policy), ""})
+		}
+	}
+	return out
 }

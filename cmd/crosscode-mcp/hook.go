@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/crosscode/crosscode-mcp/bridge/hooks"
@@ -63,8 +64,11 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if *client == "" {
-		return usageError{msg: "hooks: --client is required (" + strings.Join(hooks.Clients, ", ") + ")"}
+	if !slices.Contains(hooks.Clients, *client) {
+		return usageError{msg: fmt.Sprintf("hooks: unknown client %q: --client is one of %s", *client, strings.Join(hooks.Clients, ", "))}
+	}
+	if !slices.Contains(hooks.Scopes, *scope) {
+		return usageError{msg: fmt.Sprintf("hooks: unknown scope %q (project, user)", *scope)}
 	}
 	cfg := hooks.InstallConfig{Client: *client, Scope: *scope}
 	if *scope != "user" {

@@ -335,3 +335,98 @@ func TestHookBadInputIsSafe(t *testing.T) {
 		t.Fatalf("unknown client: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
+
+// TestHooksInstallCLI: `hooks install` writes the entries into the
+// repository's Claude Code settings beside the user's own hooks, with the
+// server flags given, twice changes nothing, doctor reports them, and
+// `hooks uninstall` gives the file back byte for byte.
+func TestHooksInstallCLI(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	settings := filepath.Join(repo, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	orig := "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  }\n}\n"
+	os.WriteFile(settings, []byte(orig), 0o644)
+	home := t.TempDir()
+	cli := func(args ...string) (string, string, int) {
+		cmd := command(t, args...)
+		cmd.Env = append(cmd.Env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "GIT_CONFIG_GLOBAL=/dev/null")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Run()
+		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+	}
+	if out, errOut, code := cli("hooks", "install", "--client", "claude-code", "--repo", repo, "--actor", "ada@example.com", "--policy", "claim"); code != 0 || !strings.Contains(out, "installed") {
+		t.Fatalf("install: %d %s %s", code, out, errOut)
+	}
+	b, _ := os.ReadFile(settings)
+	var v struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct{ Command string }
+		}
+	}
+	if err := json.Unmarshal(b, &v); err != nil || len(v.Hooks["Stop"]) != 1 || len(v.Hooks["PreToolUse"]) != 1 {
+		t.Fatalf("settings after install: %v\n%s", err, b)
+	}
+	if c := v.Hooks["PreToolUse"][0].Hooks[0].Command; !strings.Contains(c, "hook --actor 'ada@example.com' --policy 'claim' claude-code PreToolUse") {
+		t.Fatalf("PreToolUse command: %s", c)
+	}
+	if out, _, code := cli("hooks", "install", "--client", "claude-code", "--repo", repo, "--actor", "ada@example.com", "--policy", "claim"); code != 0 || !strings.Contains(out, "already") {
+		t.Fatalf("second install: %d %s", code, out)
+	}
+	if again, _ := os.ReadFile(settings); !bytes.Equal(again, b) {
+		t.Fatalf("second install changed the file")
+	}
+	out, _, _ := cli("doctor", "--repo", repo, "--json")
+	var d struct{ Checks []Check }
+	json.Unmarshal([]byte(out), &d)
+	found := false
+	for _, c := range d.Checks {
+		found = found || (c.Name == "hooks claude-code" && c.Status == "ok" && strings.Contains(c.Detail, "PreToolUse, SessionStart, UserPromptSubmit"))
+	}
+	if !found {
+		t.Fatalf("doctor does not report the hooks: %s", out)
+	}
+	if out, errOut, code := cli("hooks", "uninstall", "--client", "claude-code", "--repo", repo); code != 0 || !strings.Contains(out, "removed") {
+		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
+	}
+	if back, _ := os.ReadFile(settings); string(back) != orig {
+		t.Fatalf("uninstall did not give the file back:\n%s", back)
+	}
+	if _, errOut, code := cli("hooks", "install", "--client", "vim", "--repo", repo); code != 2 || !strings.Contains(errOut, "unknown client") {
+		t.Fatalf("unknown client: %d %s", code, errOut)
+	}
+}
+
+// TestHookRemoteModeOffline: in remote mode the hook answers from the
+// local mirror and outbox, with the service down: a claim the mirror holds
+// and a claim still queued in the outbox both stop the edit.
+func TestHookRemoteModeOffline(t *testing.T) {
+	sysdeps.Need(t, "git")
+	hubData := t.TempDir()
+	token := createToken(t, hubData, "mygame")
+	svc := startServe(t, hubData)
+	repo := gitRepo(t)
+	wt := addWorktree(t, repo, "bo")
+	args := []string{"--actor", "ada@example.com", "--service", svc.URL, "--token", token}
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: args})
+	if c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}}); c["status"] != "granted" {
+		t.Fatalf("claim: %v", c)
+	}
+	svc.cmd.Process.Kill()
+	<-svc.exited
+	queued := ada.call("claim", map[string]any{"patterns": []string{"assets/**"}})
+	if queued["status"] != "pending" {
+		t.Fatalf("a claim with the service down: %v", queued)
+	}
+	bo := []string{"CROSSCODE_ACTOR=bo@example.com", "CROSSCODE_SERVICE=" + svc.URL}
+	r := runHookCLI(t, wt, bo, editInput("bo-session", wt, "Edit", filepath.Join(wt, "src", "game", "boss.gd")), "claude-code", "PreToolUse")
+	if reason := denial(r); !strings.Contains(reason, "ada@example.com") {
+		t.Fatalf("the mirror's claim: want a denial: %q %q", r.stdout, r.stderr)
+	}
+	r = runHookCLI(t, wt, bo, editInput("bo-session", wt, "Write", filepath.Join(wt, "assets", "boss.png")), "claude-code", "PreToolUse")
+	if reason := denial(r); !strings.Contains(reason, queued["claimId"].(string)) || !strings.Contains(reason, "queued on this machine") {
+		t.Fatalf("the outbox's claim: want a denial: %q %q", r.stdout, r.stderr)
+	}
+}
