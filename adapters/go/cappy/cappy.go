@@ -33,15 +33,50 @@
 // the adapter scales, encodes and sends them off the game loop, at the
 // asked rate, dropping rather than slowing the game (see frames.go).
 //
-// A game an agent can play lists protocol.CapInput and implements Player
-// (its actions); a recording the agent controls then runs in steps
-// (Op.AgentControlled, Op.NextStep, Step.Done), the game paused between
-// them. A game that lists protocol.CapInspect implements Inspector, and
-// the agent reads its state (see play.go).
-//
 // Package cappytest is a scriptable controller for a game's own tests;
 // crosscode-mcp's demo game (internal/demogame, `crosscode-mcp demo-game`)
 // is a complete one, deterministic, with recordings that replay exactly.
+//
+// # Agent play
+//
+// A game an agent can play lists protocol.CapInput and implements Player:
+// its Actions are what the agent may set (buttons, axes, pointers, text),
+// sent after welcome. A recording the agent controls (the agent's
+// start_recording with control "agent") comes to Record like any other,
+// with op.AgentControlled() true: the game starts paused, ignores its own
+// player's input, and runs in steps, each applying the agent's inputs at
+// the start of its next simulation step, running Ms milliseconds of
+// simulation time, and pausing again:
+//
+//	if op.AgentControlled() {
+//		for {
+//			st, err := op.NextStep(ctx)
+//			if err != nil {
+//				return nil, err // cancelled
+//			}
+//			if st == nil {
+//				break // stopped: hand over the replay below
+//			}
+//			g.apply(st.Input) // held: st.Input.Pressed("attack"), st.Input.XY("move")
+//			g.run(st.Ms)      // events (and due frames) as usual
+//			st.Done(g.t, g.simT, &cappy.StepFrame{T: g.lastTickT, Render: g.draw})
+//		}
+//		return g.replayOfTheSteps(), nil
+//	}
+//
+// The adapter refuses a step with an action the game did not declare or a
+// value out of range before the game sees it (step_refused INVALID_INPUT;
+// the play goes on); Step.Refuse refuses one the game cannot take. Record
+// the inputs each simulation step applied into the replay: Replay must
+// reproduce the play exactly, events and pictures, at any timeScale.
+// Step.Done sends the picture of the paused game (reason "step") before
+// stepped when frames were asked.
+//
+// A game that lists protocol.CapInspect implements Inspector: the agent
+// asks it for values of its state (inspect_game) at any time, in the
+// game's own terms; Inspect runs on its own goroutine, so guard what the
+// game loop changes. The demo game (internal/demogame, play.go) does both.
+//
 package cappy
 
 import (

@@ -13,43 +13,7 @@ import (
 )
 
 // Agent play: the agent holds the controller (crosscode-mcp spec,
-// section 11).
-//
-// A game that an agent can play lists protocol.CapInput in
-// Info.Capabilities and implements Player: its Actions are what the agent
-// may set (buttons, axes, pointers, text), sent after welcome. A freeform
-// recording the agent plays comes to Record like any other, with
-// op.AgentControlled() true: the game starts paused, ignores its own
-// player's input, and runs in steps:
-//
-//	func (g *myGame) Record(ctx context.Context, op *cappy.Op) (*protocol.ReplayPayload, error) {
-//		if op.AgentControlled() {
-//			for {
-//				st, err := op.NextStep(ctx)
-//				if err != nil {
-//					return nil, err // cancelled
-//				}
-//				if st == nil {
-//					break // stopped: hand over the replay
-//				}
-//				g.apply(st.Input) // the held inputs, this step's changes applied
-//				g.run(st.Ms)      // ms of simulation: events (and due frames) as usual
-//				st.Done(g.t, g.simT, &cappy.StepFrame{T: g.lastTickT, Render: g.draw})
-//			}
-//			return g.replayOfTheSteps(), nil
-//		}
-//		...
-//	}
-//
-// The adapter refuses, before the game sees it, a step with an action the
-// game did not declare or a value out of range (step_refused
-// INVALID_INPUT; the play goes on). Record the inputs each simulation
-// step applied into the replay: Replay must reproduce the play exactly,
-// events and pictures, at any timeScale.
-//
-// A game that lists protocol.CapInspect implements Inspector: the
-// controller may ask it for a value of its state at any time after
-// welcome, and the agent reads it with inspect_game.
+// section 11); see the package documentation.
 
 // Player is implemented by a Game that lists protocol.CapInput.
 type Player interface {
