@@ -76,7 +76,6 @@
 // asks it for values of its state (inspect_game) at any time, in the
 // game's own terms; Inspect runs on its own goroutine, so guard what the
 // game loop changes. The demo game (internal/demogame, play.go) does both.
-//
 package cappy
 
 import (
