@@ -1,0 +1,457 @@
+package agentclients
+
+// Claude Code (@anthropic-ai/claude-code 2.1.328), read in the JavaScript
+// its native binary embeds (@anthropic-ai/claude-code-linux-x64/claude;
+// `strings` shows it, minified: the names below are the bundle's) and
+// seen on the wire of this test:
+//
+//   - (filled in below, see claudeNotes)
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
+	"github.com/crosscode/crosscode-mcp/protocol"
+)
+
+func init() {
+	Register(&Client{
+		Name:      "claude-code",
+		Provider:  protocol.ProviderClaude,
+		Mount:     mountMessages,
+		Configure: configureClaude,
+		Run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runClaude(t, w, prompt).RunResult
+		},
+	})
+}
+
+// claudeBin is Claude Code's native binary (what its launcher runs).
+func claudeBin(t testing.TB) string {
+	return nativeBinary(t, "@anthropic-ai/claude-code", "claude")
+}
+
+// claudeEnv is the environment Claude Code runs with: the scripted model
+// with a dummy key, and nothing that would leave loopback (no telemetry,
+// error reports, update checks, feature flags, feedback surveys).
+func claudeEnv(w *World, extra ...string) []string {
+	env := []string{
+		"ANTHROPIC_BASE_URL=" + w.Model.URL,
+		"ANTHROPIC_API_KEY=sk-ant-crosscode-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"DISABLE_BUG_COMMAND=1",
+		"CLAUDE_CODE_ENABLE_TELEMETRY=0",
+		"ENABLE_TOOL_SEARCH=false",
+	}
+	return append(env, extra...)
+}
+
+// configureClaude adds crosscode-mcp the way the README says, with the
+// binary on PATH (`claude mcp add crosscode -s user -- crosscode-mcp`),
+// and checks that it landed in ~/.claude.json.
+func configureClaude(t *testing.T, w *World) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := w.Command(ctx, claudeBin(t), []string{"mcp", "add", "crosscode", "-s", "user", "--", "crosscode-mcp"}, claudeEnv(w)...)
+	cmd.Stdin = strings.NewReader("")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("claude mcp add: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(w.Home, ".claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Type    string   `json:"type"`
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("~/.claude.json: %v", err)
+	}
+	if s, ok := cfg.MCPServers["crosscode"]; !ok || s.Command != "crosscode-mcp" {
+		t.Fatalf("claude mcp add did not add crosscode-mcp to ~/.claude.json:\n%s", b)
+	}
+}
+
+// claudeRun is a run of Claude Code and what its debug log says of the
+// MCP connection.
+type claudeRun struct {
+	*RunResult
+	// Negotiated is the MCP protocol revision Claude Code connected to
+	// crosscode-mcp with, from its debug log.
+	Negotiated string
+	// Debug is the debug log.
+	Debug string
+}
+
+// runClaude runs `claude -p PROMPT --output-format stream-json --verbose`
+// in the repository with crosscode-mcp's tools allowed (--allowedTools
+// mcp__crosscode: every tool of the server, no prompt; anything else
+// would be denied, as -p has no one to ask) and its debug log in the
+// world (--debug-file), with extra in its environment.
+func runClaude(t *testing.T, w *World, prompt string, extra ...string) *claudeRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	debug := filepath.Join(w.Root, "claude-debug.log")
+	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose",
+		"--allowedTools", "mcp__crosscode", "--debug-file", debug}
+	cmd := w.Command(context.Background(), claudeBin(t), args, claudeEnv(w, extra...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader("")
+	proctree.Prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("claude: %v", err)
+	}
+	tree, err := proctree.Attach(cmd)
+	if err != nil {
+		t.Fatalf("claude: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		tree.Kill()
+		werr = <-done
+		t.Errorf("claude did not end in 5 minutes: killed")
+	}
+	// Whatever it started and left (crosscode-mcp, the game) ends with it.
+	tree.Kill()
+	tree.Close()
+	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		t.Fatalf("claude: %v", werr)
+	}
+	res.SessionID, res.ToolErrors = claudeEvents(t, res.Stdout)
+	run := &claudeRun{RunResult: res}
+	if b, err := os.ReadFile(debug); err == nil {
+		run.Debug = string(b)
+		if m := claudeNegotiated.FindStringSubmatch(run.Debug); m != nil {
+			run.Negotiated = m[1]
+		}
+	}
+	t.Logf("claude-code session %s, MCP protocol %s", res.SessionID, run.Negotiated)
+	claudeDump(t, w, run)
+	return run
+}
+
+// claudeNegotiated finds the revision in the debug log's "Connection
+// established with capabilities: {...}" line.
+var claudeNegotiated = regexp.MustCompile(`"negotiatedProtocolVersion":"([^"]+)"`)
+
+// claudeDump writes the run's output, debug log and the raw requests
+// under CROSSCODE_AGENTCLIENTS_DUMP, when it is set.
+func claudeDump(t *testing.T, w *World, run *claudeRun) {
+	root := os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP")
+	if root == "" {
+		return
+	}
+	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "stdout"), []byte(run.Stdout), 0o644)
+	os.WriteFile(filepath.Join(dir, "stderr"), []byte(run.Stderr), 0o644)
+	os.WriteFile(filepath.Join(dir, "debug.log"), []byte(run.Debug), 0o644)
+	for _, r := range w.Model.Requests() {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("req%02d.json", r.N)), r.Raw, 0o644)
+	}
+}
+
+// claudeEvent is a line of --output-format stream-json: system init (the
+// session id), assistant and user messages (the user's carry the
+// tool_result blocks, with is_error), the result.
+type claudeEvent struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Message   *struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// claudeEvents reads the session id and, by call id, whether each tool
+// call failed.
+func claudeEvents(t *testing.T, stdout string) (string, map[string]bool) {
+	t.Helper()
+	var session string
+	errs := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var ev claudeEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("claude's event stream: %v: %s", err, tail(line, 300))
+			continue
+		}
+		if ev.Type == "system" && ev.Subtype == "init" {
+			session = ev.SessionID
+		}
+		if ev.Type != "user" || ev.Message == nil {
+			continue
+		}
+		blocks, _ := claudeBlocks(ev.Message.Content)
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
+				errs[b.ToolUseID] = b.IsError != nil && *b.IsError
+			}
+		}
+	}
+	return session, errs
+}
+
+// The Anthropic Messages API as Claude Code speaks it.
+
+// messagesRequest is the part of a Messages request the adapter reads.
+type messagesRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	System json.RawMessage `json:"system"`
+	Tools  []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Stream bool `json:"stream"`
+}
+
+// messagesBlock is a content block of a message (text, image, tool_use,
+// tool_result and what else the API has: read as needed).
+type messagesBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   *bool           `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// claudeBlocks reads content that is a string or a list of blocks.
+func claudeBlocks(raw json.RawMessage) ([]messagesBlock, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []messagesBlock{{Type: "text", Text: s}}, nil
+	}
+	var blocks []messagesBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, err
+	}
+	return blocks, nil
+}
+
+// mountMessages serves POST /v1/messages (streaming or not) and
+// /v1/messages/count_tokens.
+func mountMessages(mux *http.ServeMux, m *Model) {
+	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m.Answer(&Request{Path: r.URL.Path, Raw: body, Side: true})
+		writeJSONBody(w, map[string]any{"input_tokens": len(body)/4 + 1})
+	})
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			m.Fail("read %s: %v", r.URL.Path, err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, mr, err := parseMessagesRequest(m, r.URL.Path, body)
+		if err != nil {
+			m.Fail("%s: %v: %s", r.URL.Path, err, tail(string(body), 500))
+			req = &Request{Path: r.URL.Path, Raw: body, Side: true}
+		}
+		rep := m.Answer(req)
+		writeMessages(w, mr.Model, mr.Stream, len(body), rep)
+	})
+}
+
+// parseMessagesRequest reads a Messages request: the tools offered, the
+// tool results of the last user message, the rest as context. A request
+// that offers no tools is a side request (a title, a summary, a quota
+// check): the conversation the play plays offers the client's tools in
+// every request.
+func parseMessagesRequest(m *Model, path string, body []byte) (*Request, *messagesRequest, error) {
+	mr := &messagesRequest{}
+	if err := json.Unmarshal(body, mr); err != nil {
+		return nil, mr, err
+	}
+	req := &Request{Path: path, Raw: body, Side: len(mr.Tools) == 0}
+	for _, tool := range mr.Tools {
+		if tool.Name != "" {
+			req.Tools = append(req.Tools, tool.Name)
+		}
+	}
+	var context []string
+	sys, err := claudeBlocks(mr.System)
+	if err != nil {
+		return nil, mr, fmt.Errorf("system: %w", err)
+	}
+	for _, b := range sys {
+		if b.Type == "text" {
+			context = append(context, b.Text)
+		}
+	}
+	// The results this request brings back are the tool_result blocks
+	// after the model's last turn (Claude Code may follow them with a
+	// message of its own, such as a system message).
+	last := -1
+	for i, msg := range mr.Messages {
+		if msg.Role == "assistant" {
+			last = i
+		}
+	}
+	for i, msg := range mr.Messages {
+		blocks, err := claudeBlocks(msg.Content)
+		if err != nil {
+			return nil, mr, fmt.Errorf("message %d: %w", i, err)
+		}
+		for _, b := range blocks {
+			switch {
+			case b.Type == "text" && msg.Role != "assistant":
+				context = append(context, b.Text)
+			case b.Type == "tool_result" && i > last && msg.Role == "user":
+				res, err := claudeResult(b)
+				if err != nil {
+					return nil, mr, fmt.Errorf("tool_result %s: %w", b.ToolUseID, err)
+				}
+				req.Results = append(req.Results, res)
+			}
+		}
+	}
+	req.Context = strings.Join(context, "\n")
+	return req, mr, nil
+}
+
+// claudeResult is a tool_result block as the model reads it: its text
+// blocks, its images (base64), its is_error.
+func claudeResult(b messagesBlock) (ToolResult, error) {
+	res := ToolResult{CallID: b.ToolUseID, ErrorFlag: true, IsError: b.IsError != nil && *b.IsError}
+	parts, err := claudeBlocks(b.Content)
+	if err != nil {
+		return res, err
+	}
+	var texts []string
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			texts = append(texts, p.Text)
+		case "image":
+			if p.Source == nil || p.Source.Type != "base64" {
+				return res, fmt.Errorf("an image that is not base64: %s", p.Type)
+			}
+			data, err := base64.StdEncoding.DecodeString(p.Source.Data)
+			if err != nil {
+				return res, fmt.Errorf("image: %w", err)
+			}
+			res.Images = append(res.Images, NewImage(p.Source.MediaType, data))
+		default:
+			return res, fmt.Errorf("a %q block in a tool result", p.Type)
+		}
+	}
+	res.Text = strings.Join(texts, "\n")
+	return res, nil
+}
+
+// writeJSONBody writes v as a JSON response.
+func writeJSONBody(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// writeMessages writes the reply as a Messages response: a message with a
+// text block or tool_use blocks, streamed as server-sent events
+// (message_start, content_block_start/delta/stop, message_delta with the
+// stop reason, message_stop) when the client asked for a stream.
+func writeMessages(w http.ResponseWriter, model string, stream bool, inputBytes int, rep Reply) {
+	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
+	usage := map[string]any{"input_tokens": inputBytes/4 + 1, "output_tokens": 1}
+	stop := "end_turn"
+	var blocks []map[string]any
+	if len(rep.Calls) > 0 {
+		stop = "tool_use"
+		for _, c := range rep.Calls {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Args})
+		}
+	} else {
+		blocks = append(blocks, map[string]any{"type": "text", "text": rep.Text})
+	}
+	if !stream {
+		writeJSONBody(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": model,
+			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	event := func(name string, v map[string]any) {
+		v["type"] = name
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	event("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant",
+		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	for i, b := range blocks {
+		switch b["type"] {
+		case "text":
+			event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		case "tool_use":
+			event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "tool_use",
+				"id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			args, _ := json.Marshal(b["input"])
+			// The arguments in two deltas, as a model streams them.
+			half := len(args) / 2
+			for _, part := range []string{string(args[:half]), string(args[half:])} {
+				event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
+			}
+		}
+		event("content_block_stop", map[string]any{"index": i})
+	}
+	event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 1}})
+	event("message_stop", map[string]any{})
+}
