@@ -51,7 +51,7 @@ export const Code: Readonly<{
   PRESENTATION_UNSUPPORTED: 'PRESENTATION_UNSUPPORTED';
   INVALID_INPUT: 'INVALID_INPUT';
   INVALID_QUERY: 'INVALID_QUERY';
-  NOT_FOUND: 'NOT_FOUND';
+  UNKNOWN_QUERY: 'UNKNOWN_QUERY';
   VALUE_TOO_LARGE: 'VALUE_TOO_LARGE';
   ADAPTER_ERROR: 'ADAPTER_ERROR';
 }>;
@@ -299,7 +299,7 @@ export function checkActions(list: Action[]): Action[];
 export function checkStep(actions: unknown, declared: Map<string, Action>, held?: Record<string, unknown>, frame?: { width: number; height: number; scale: number }): Array<[string, AppliedAction['value']]>;
 /** An inspect query as path segments; throws an Error when it does not parse. */
 export function parsePath(query: string): string[];
-/** Follows a path into the state; throws a CappyFailure NOT_FOUND naming what is there instead. */
+/** Follows a path into the state; throws a CappyFailure UNKNOWN_QUERY naming what is there instead. */
 export function resolvePath(root: unknown, path: string[]): unknown;
 /** What the empty query answers: the syntax, and the top-level keys with a summary of each. */
 export function describeState(root: unknown): { syntax: string; keys: Record<string, string> };

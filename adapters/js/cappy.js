@@ -85,7 +85,7 @@ export const Code = Object.freeze({
   /** An inspect query that does not parse. */
   INVALID_QUERY: 'INVALID_QUERY',
   /** An inspect path that leads nowhere in the game's state. */
-  NOT_FOUND: 'NOT_FOUND',
+  UNKNOWN_QUERY: 'UNKNOWN_QUERY',
   /** An inspect value of more than MAX_INSPECT_BYTES: ask for a narrower path. */
   VALUE_TOO_LARGE: 'VALUE_TOO_LARGE',
   /** A hook or scenario threw something that is not a CappyFailure. */
@@ -398,13 +398,13 @@ function readable(obj, key) {
 const keysOf = (v) => (v instanceof Map ? [...v.keys()].map(String) : Object.keys(v).filter((k) => { const x = v[k]; return x !== undefined && typeof x !== 'function'; }));
 const listKeys = (keys) => (keys.length > 30 ? `${keys.slice(0, 30).join(', ')}, … (${keys.length})` : keys.join(', ') || 'nothing');
 
-/** Follows a parsed path from root; throws a CappyFailure NOT_FOUND naming what is there instead. */
+/** Follows a parsed path from root; throws a CappyFailure UNKNOWN_QUERY naming what is there instead. */
 export function resolvePath(root, path) {
   let cur = root;
   for (let i = 0; i < path.length; i++) {
     const seg = path[i];
     const at = path.slice(0, i).join('.') || 'the state';
-    const missing = (why) => new CappyFailure(Code.NOT_FOUND, `${path.slice(0, i + 1).join('.')}: ${why}`);
+    const missing = (why) => new CappyFailure(Code.UNKNOWN_QUERY, `${path.slice(0, i + 1).join('.')}: ${why}`);
     if (cur === null || cur === undefined || (typeof cur !== 'object' && typeof cur !== 'function')) throw missing(`${at} is ${cur === null ? 'null' : typeof cur}, not an object`);
     if (cur instanceof Map) {
       const k = [...cur.keys()].find((x) => String(x) === seg);

@@ -163,7 +163,7 @@ func TestBrowserAgentPlay(t *testing.T) {
 	} else {
 		t.Logf("the run ended (%v) during the play: the player's path is not checked", state["value"])
 	}
-	if _, missing := a.callFull("inspect_game", map[string]any{"query": "player.mana"}); missing["errorCode"] != "NOT_FOUND" || !strings.Contains(fmt.Sprint(missing["errorMessage"]), "hp") {
+	if _, missing := a.callFull("inspect_game", map[string]any{"query": "player.mana"}); missing["errorCode"] != "UNKNOWN_QUERY" || !strings.Contains(fmt.Sprint(missing["errorMessage"]), "hp") {
 		t.Fatalf("inspect_game player.mana: %v", missing)
 	}
 

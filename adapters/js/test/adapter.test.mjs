@@ -418,7 +418,7 @@ test('agent play: the real controller steps the game with its actions held, insp
 
   assert.equal((await ctl.call('inspect_game', { query: 'world.x' })).value, 15);
   assert.deepEqual(Object.keys((await ctl.call('inspect_game', { query: '' })).value.keys), ['world']);
-  assert.equal((await ctl.call('inspect_game', { query: 'world.y' })).errorCode, Code.NOT_FOUND);
+  assert.equal((await ctl.call('inspect_game', { query: 'world.y' })).errorCode, Code.UNKNOWN_QUERY);
 
   const stopped = await ctl.call('stop_recording', { op });
   assert.equal(stopped.status, 'completed', JSON.stringify(stopped));

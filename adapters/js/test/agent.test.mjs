@@ -335,13 +335,13 @@ test('inspect: a path into the registered state; the empty query lists what can 
   assert.equal((await ask('sim.said[1]')).value, 'b');
   assert.equal((await ask('sim.said.length')).value, 2);
   r = await ask('sim.hp');
-  assert.equal(r.error.code, Code.NOT_FOUND);
+  assert.equal(r.error.code, Code.UNKNOWN_QUERY);
   assert.match(r.error.message, /no "hp" in sim; it has: tick, x, said/);
   r = await ask('sim.said.5');
-  assert.equal(r.error.code, Code.NOT_FOUND);
+  assert.equal(r.error.code, Code.UNKNOWN_QUERY);
   assert.match(r.error.message, /array of 2/);
   for (const q of ['sim.', 'sim..x', 'sim[x]', 'sim[0']) assert.equal((await ask(q)).error.code, Code.INVALID_QUERY, q);
-  assert.equal((await ask('sim.constructor')).error.code, Code.NOT_FOUND);
+  assert.equal((await ask('sim.constructor')).error.code, Code.UNKNOWN_QUERY);
   // Too large: an error that says to narrow it, never a truncated value.
   world.big = Array.from({ length: 40000 }, (_, i) => ({ i, name: `item ${i}` }));
   r = await ask('big');
