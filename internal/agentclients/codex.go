@@ -30,14 +30,26 @@ import (
 //
 // What it forwards to its model from an MCP tool result
 // (codex-rs/protocol/src/models.rs, CallToolResult::
-// as_function_call_output_payload, and core/src/mcp_tool_call.rs): with
-// structuredContent present, only that JSON as the function_call_output's
-// string output (every content block dropped, images included); without
-// it, the content blocks, as a list of input_text / input_image items when
-// one of them is an image and as the JSON of the content array otherwise.
-// isError is not on the wire (function_call_output has no error flag:
-// FunctionCallOutputPayload serializes its success bit nowhere), so the
-// exec event stream's mcp_tool_call status says whether a call failed.
+// as_function_call_output_payload; seen on the wire of 0.169.0): a
+// function_call_output whose output starts with "Wall time: 0.0113
+// seconds\nOutput:". With structuredContent present, only that JSON after
+// it, as one string: every content block is dropped, text and images
+// alike. Without structuredContent, a list: input_text with the header,
+// then each content block in order, text as input_text and images as
+// input_image (a data: URL, detail "original" for gpt-5.5). isError is
+// not on the wire (function_call_output has no error flag), so exec's
+// mcp_tool_call status ("failed") says whether a call failed. Codex does
+// not check structuredContent against the tool's outputSchema (a probe
+// server's result of the wrong shape reached the model, status
+// completed), nor arguments against its inputSchema.
+//
+// How it meets crosscode-mcp: clientInfo {name "codex-mcp-client", title
+// "Codex", version "0.169.0"}, protocolVersion 2025-06-18; the server
+// gets an allowlist of Codex's environment (here HOME, LANG, PATH, TERM,
+// TMPDIR: XDG_*, CI and the rest dropped; no session id), and each
+// tools/call's _meta has callId (the model's call id), sessionId and
+// threadId (exec's thread id, which crosscode-mcp takes as the session
+// reference) and x-codex-turn-metadata.
 func init() {
 	Register(&Client{
 		Name:      "codex",
@@ -48,19 +60,17 @@ func init() {
 	})
 }
 
-// codexModel is the model config.toml names. Codex looks its model up in
-// its built-in model catalogue for what the model accepts: a model it does
-// not know is taken as text-only and every image of an MCP result is
-// replaced with "<image content omitted because you do not support image
-// input>" (core/src/mcp_tool_call.rs, sanitize_mcp_tool_result_for_model),
-// so the name is one of the catalogue's. Every model of 0.169.0's
-// catalogue takes images; all but gpt-5.5 are "code_mode_only" (tool_mode):
-// their model gets no MCP tool as a function, only a JavaScript `exec`
-// tool whose scripts call tools.mcp__crosscode__claim(...) and get the
-// whole CallToolResult (content, structuredContent, isError), and forward
-// what the script passes to text() and image(). gpt-5.5 is offered the
-// MCP tools as functions (the namespace mcp__crosscode) and gets what
-// Codex itself makes of a result, which is what this test checks.
+// codexModel is the model config.toml names, one of Codex's own
+// catalogue (a model it does not know runs on fallback metadata, with a
+// warning). Every model of 0.169.0's catalogue takes images, and all but
+// gpt-5.5 are "code_mode_only": their model gets no MCP tool as a
+// function, only a JavaScript `exec` tool whose scripts call
+// tools.mcp__crosscode__claim(...), get the whole CallToolResult
+// (content, structuredContent, isError) and forward what they pass to
+// text() and image(), so what reaches the model is the script's choice.
+// gpt-5.5 is offered the MCP tools as functions (deferred behind
+// tool_search, see mountResponses) and gets what Codex itself makes of a
+// result, which is what this test checks.
 const codexModel = "gpt-5.5"
 
 // codexKeyEnv holds the dummy API key of the scripted provider.
@@ -119,6 +129,13 @@ log_user_prompt = false
 
 [history]
 persistence = "none"
+
+# Plugins sync OpenAI's marketplace with git from github.com, apps and
+# remote plugins ask ChatGPT's backend: nothing here leaves loopback.
+[features]
+plugins = false
+remote_plugin = false
+apps = false
 `
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -259,7 +276,7 @@ func codexCalls(m *Model) []codexCall {
 				continue
 			}
 			seen[it.CallID] = true
-			if strings.Contains(it.Namespace, "crosscode") {
+			if strings.TrimSuffix(it.Namespace, "__") == "mcp__crosscode" {
 				calls = append(calls, codexCall{id: it.CallID, tool: it.Name})
 			}
 		}
