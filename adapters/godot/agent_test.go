@@ -245,12 +245,8 @@ func TestArenaAgentPlay(t *testing.T) {
 	if !hello.HasCapability("input") || !hello.HasCapability("inspect") {
 		t.Fatalf("capabilities: %v", hello.Capabilities)
 	}
-	var acts struct {
-		Actions []struct{ Name, Kind, Description string }
-	}
-	json.Unmarshal(expectMsg(t, ctx, peer, "actions").raw, &acts)
 	var kinds []string
-	for _, a := range acts.Actions {
+	for _, a := range peer.Actions.Actions {
 		kinds = append(kinds, a.Name+":"+a.Kind)
 		if a.Description == "" {
 			t.Fatalf("action %s has no description", a.Name)
@@ -399,7 +395,6 @@ func TestArenaAgentPictures(t *testing.T) {
 	if err != nil || !hello.HasCapability("frames") {
 		t.Fatalf("handshake: %v %v", err, hello)
 	}
-	expectMsg(t, ctx, peer, "actions")
 	req := &protocol.FramesRequest{FPS: 2, MaxWidth: 320, Formats: []string{protocol.MimePNG}}
 	p := recordAgent(t, ctx, peer, "pic", req)
 	var pictures []protocol.Frame
@@ -493,14 +488,11 @@ func TestAgentControls(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 120*time.Second)
-	peer, hello, _ := connectWith(t, ctx, project(t, g, "adapters/godot/testdata/controls"), nil)
+	peer, hello, _ := connect(t, ctx, project(t, g, "adapters/godot/testdata/controls"), nil)
 	if !hello.HasCapability("input") {
 		t.Fatalf("capabilities: %v", hello.Capabilities)
 	}
-	var acts struct {
-		Actions []struct{ Name, Kind, Description string }
-	}
-	json.Unmarshal(expectMsg(t, ctx, peer, "actions").raw, &acts)
+	acts := peer.Actions
 	var kinds []string
 	for _, a := range acts.Actions {
 		kinds = append(kinds, a.Name+":"+a.Kind)

@@ -58,21 +58,10 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 	return gm
 }
 
-// connect starts the arena against a scriptable controller and shakes
-// hands; a game with capability input sends its actions next, which
-// connect reads (TestArenaAgentPlay checks them).
+// connect starts the game in dir against a scriptable controller and
+// shakes hands (with a game with capability input, its actions are
+// peer.Actions).
 func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
-	t.Helper()
-	peer, hello, sc := connectWith(t, ctx, dir, env)
-	if hello.HasCapability("input") {
-		expectActions(t, ctx, peer)
-	}
-	return peer, hello, sc
-}
-
-// connectWith starts the game in dir against a scriptable controller and
-// shakes hands (its actions, if any, are still to be read).
-func connectWith(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
 	ctrl := scripted(t)
@@ -87,17 +76,6 @@ func connectWith(t testing.TB, ctx context.Context, dir string, env map[string]s
 		t.Fatal(err)
 	}
 	return peer, hello, sc
-}
-
-// expectActions reads the actions message an adapter with capability
-// input sends after the registry (TestArenaAgentPlay checks its content).
-func expectActions(t testing.TB, ctx context.Context, peer *cappytest.Peer) {
-	t.Helper()
-	_, b, err := peer.Conn.Read(ctx)
-	var head struct{ Type string }
-	if err != nil || json.Unmarshal(b, &head) != nil || head.Type != "actions" {
-		t.Fatalf("after the registry: %s (%v), expected actions", b, err)
-	}
 }
 
 func timeout(t *testing.T, d time.Duration) context.Context {
@@ -193,7 +171,7 @@ func TestArenaHandshakeAndScenario(t *testing.T) {
 	send(t, ctx, peer, cappytest.Welcome(), protocol.ListScenarios{Type: "list_scenarios"},
 		prepare("op1", "boss_fight", map[string]any{"difficulty": 1, "hero": "mage"}, nil))
 	first := expect(t, ctx, peer, "scenarios", "").Scenarios
-	expectActions(t, ctx, peer) // capability input: the actions follow the registry
+	expect(t, ctx, peer, "actions", "") // capability input: the actions follow the registry
 	second := expect(t, ctx, peer, "scenarios", "").Scenarios
 	if len(first.Scenarios) != 4 || len(second.Scenarios) != 4 {
 		t.Fatalf("registry: %+v", first)

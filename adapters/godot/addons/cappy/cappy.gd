@@ -40,6 +40,9 @@ const Inspector := preload("res://addons/cappy/inspect.gd")
 const PROTOCOL_VERSION := 1
 const ADAPTER_NAME := "cappy-godot"
 const ADAPTER_VERSION := "0.1.0"
+## How many physics frames a step picture may take to be drawn before the
+## step goes on without it (a renderer that stopped drawing).
+const PICTURE_WAIT_FRAMES := 300
 
 ## The game's id in hello; default: the project's name, as a slug.
 var game_id := ""
@@ -91,6 +94,7 @@ var _deferred: Array[InputEvent] = [] # input of steps that ran no frame
 var _step_ends: Array[int] = [] # a recording's step ends; a replay's to come
 var _next_step_end := 0
 var _picture_due := false # waiting for a step picture
+var _picture_wait := 0 # physics frames waited for it
 
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
@@ -290,7 +294,13 @@ func _physics_process(delta: float) -> void:
 # (Input makes an action pressed now "just pressed" in the next physics
 # frame, as it did for the player's).
 func _late_physics_process() -> void:
-	if _op == null or not _launched or not _armed or _picture_due:
+	if _op == null or not _launched or not _armed:
+		return
+	if _picture_due:
+		_picture_wait += 1
+		if _picture_wait > PICTURE_WAIT_FRAMES:
+			push_warning("Cappy: no frame was drawn for a step's picture within %d physics frames; going on without it" % PICTURE_WAIT_FRAMES)
+			_frames.skip_step_picture()
 		return
 	if _op.control == "agent":
 		_agent_tick()
@@ -303,6 +313,7 @@ func _late_physics_process() -> void:
 				_next_step_end += 1
 			_hold()
 			_picture_due = true
+			_picture_wait = 0
 			_frames.step_picture(_op, func() -> void: _picture_due = false)
 			return
 		_release()
@@ -364,6 +375,7 @@ func _end_step() -> void:
 	var id := _step_id
 	if _frames.active_for(op):
 		_picture_due = true
+		_picture_wait = 0
 		_frames.step_picture(op, func() -> void:
 			_picture_due = false
 			_stepped(op, id))

@@ -85,6 +85,14 @@ func extra(op: RefCounted, reason: String) -> void:
 		_send(t, reason)
 
 
+## Gives up on the step picture due (none was drawn): calls its done.
+func skip_step_picture() -> void:
+	if _step_done.is_valid():
+		var done := _step_done
+		_step_done = Callable()
+		done.call()
+
+
 func _on_frame_post_draw() -> void:
 	if _op == null or not _op.is_active():
 		return
