@@ -50,6 +50,10 @@ import (
 //     status "error" as well.
 //   - a single text block longer than 40,000 characters (or 4 x the
 //     context left) is cut and saved to a file (truncateOutputIfNeeded).
+//   - arguments that do not fit the tool's input schema never reach the
+//     server: the CLI validates them (tools.ts, validateToolParams) and
+//     answers the model with its own error, such as "params/patterns
+//     must be array".
 //
 // It identifies itself to MCP servers with clientInfo
 // {"name":"gemini-cli-mcp-client","version":"0.61.0"}, sets GEMINI_CLI=1
@@ -372,6 +376,7 @@ func parseGeminiRequest(m *Model, path string, body []byte, req *gemRequest) *Re
 			}
 		}
 	}
+	var sent []int // the bytes of each result's output or error as sent
 	for i, c := range req.Contents {
 		last := i == len(req.Contents)-1
 		var cur *ToolResult
@@ -382,7 +387,9 @@ func parseGeminiRequest(m *Model, path string, body []byte, req *gemRequest) *Re
 					cur = nil
 					continue
 				}
-				rq.Results = append(rq.Results, geminiResult(m, p.FunctionResponse))
+				res, n := geminiResult(m, p.FunctionResponse)
+				rq.Results = append(rq.Results, res)
+				sent = append(sent, n)
 				cur = &rq.Results[len(rq.Results)-1]
 			case p.InlineData != nil && cur != nil:
 				// An image following its functionResponse (models
@@ -394,15 +401,16 @@ func parseGeminiRequest(m *Model, path string, body []byte, req *gemRequest) *Re
 		}
 	}
 	rq.Context = strings.Join(texts, "\n")
-	for _, r := range rq.Results {
-		m.t.Logf("gemini: %s: the model got %s (%s): %d bytes of text%s", path, r.CallID, r.Name, len(r.Text), imageSizes(r.Images))
+	for i, r := range rq.Results {
+		m.t.Logf("gemini: %s: the model got %s (%s): %d bytes of text (%d with the CLI's tags and labels)%s", path, r.CallID, r.Name, len(r.Text), sent[i], imageSizes(r.Images))
 	}
 	return rq
 }
 
 // geminiResult is one functionResponse as the model reads it: the text of
-// its output (or error), the images in its parts.
-func geminiResult(m *Model, fr *gemFuncResponse) ToolResult {
+// its output (or error), the images in its parts; and the bytes of the
+// output (or error) as sent.
+func geminiResult(m *Model, fr *gemFuncResponse) (ToolResult, int) {
 	res := ToolResult{CallID: geminiCallID(fr.Name, fr.ID), Name: fr.Name, ErrorFlag: true}
 	var text string
 	if e, ok := fr.Response["error"]; ok {
@@ -419,7 +427,7 @@ func geminiResult(m *Model, fr *gemFuncResponse) ToolResult {
 			res.Images = append(res.Images, geminiImage(m, p.InlineData))
 		}
 	}
-	return res
+	return res, len(text)
 }
 
 // imageSizes describes images for the log: sizes and bytes.
