@@ -5,18 +5,20 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -167,28 +169,43 @@ func runCodex(t *testing.T, w *World, prompt string) *RunResult {
 	defer cancel()
 	args := []string{codexBin(t), "exec", "--json", "--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox", "--color", "never", "-C", w.Repo, prompt}
-	cmd := w.Command(ctx, "node", args, codexEnv(w)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd := w.Command(context.Background(), "node", args, codexEnv(w)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = strings.NewReader("")
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Whatever it started (crosscode-mcp, the game) goes with it.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	proctree.Prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("codex: %v", err)
 	}
-	res := &RunResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
-	if err != nil && res.ExitCode == 0 {
-		res.ExitCode = -1
-		res.Stderr += "\n" + err.Error()
+	tree, err := proctree.Attach(cmd)
+	if err != nil {
+		t.Fatalf("codex: %v", err)
 	}
-	if ctx.Err() != nil {
-		t.Errorf("codex did not end within 5 minutes")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		tree.Kill()
+		werr = <-done
+		t.Errorf("codex did not end in 5 minutes: killed")
+	}
+	// Whatever it started and left (crosscode-mcp, the game) ends with it.
+	tree.Kill()
+	tree.Close()
+	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		t.Fatalf("codex: %v", werr)
 	}
 	res.ToolErrors, res.SessionID = codexEvents(t, res.Stdout, codexCalls(w.Model))
 	if os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP") != "" {
-		dumpRun(t, w, res)
+		codexDump(t, w, res)
 	}
 	return res
 }
@@ -284,9 +301,9 @@ func codexCalls(m *Model) []codexCall {
 	return calls
 }
 
-// dumpRun writes the run's output and the raw requests under
+// codexDump writes the run's output and the raw requests under
 // CROSSCODE_AGENTCLIENTS_DUMP (for looking at what the client sent).
-func dumpRun(t *testing.T, w *World, res *RunResult) {
+func codexDump(t *testing.T, w *World, res *RunResult) {
 	dir := filepath.Join(os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP"), strings.ReplaceAll(t.Name(), "/", "_"))
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "stdout"), []byte(res.Stdout), 0o644)
