@@ -203,6 +203,7 @@ func (p *Play) Check(t *testing.T, c *Client, w *World, m *Model, res *RunResult
 	}
 	// Identity: every envelope of this client's crosscode-mcp carries its provider.
 	n := 0
+	var refs []string
 	for _, e := range w.Envelopes(t) {
 		if e.ActorID != Actor {
 			continue
@@ -211,12 +212,18 @@ func (p *Play) Check(t *testing.T, c *Client, w *World, m *Model, res *RunResult
 		if e.Agent.Provider != c.Provider {
 			t.Errorf("envelope %s: provider %q, want %q", e.ID, e.Agent.Provider, c.Provider)
 		}
-		if res.SessionID != "" && e.Agent.SessionReference != res.SessionID {
+		if res.SessionID != "" && !res.SessionPrivate && e.Agent.SessionReference != res.SessionID {
 			t.Errorf("envelope %s: sessionReference %q, want the client's session id %q", e.ID, e.Agent.SessionReference, res.SessionID)
+		}
+		if !slices.Contains(refs, e.Agent.SessionReference) {
+			refs = append(refs, e.Agent.SessionReference)
 		}
 	}
 	if n == 0 {
 		t.Errorf("no envelope of %s in the workspace log", Actor)
+	}
+	if res.SessionPrivate && (len(refs) != 1 || refs[0] == "") {
+		t.Errorf("sessionReferences %q: want one for the whole run (%s gives its session id to no MCP server)", refs, c.Name)
 	}
 }
 

@@ -47,6 +47,11 @@ type RunResult struct {
 	// SessionID is the client's own session id, when its output names it
 	// (crosscode-mcp's session reference should be it).
 	SessionID string
+	// SessionPrivate is true when the client gives that id to no MCP
+	// server (not in the server's environment, clientInfo or a call's
+	// _meta: Gemini CLI): crosscode-mcp cannot stamp it, and the play
+	// checks instead that the run's envelopes share one session reference.
+	SessionPrivate bool
 }
 
 // The actors of the play: the agent in the client, and another agent who
