@@ -505,17 +505,20 @@ func TestAgentControls(t *testing.T) {
 	}
 
 	p := recordAgent(t, ctx, peer, "c1", nil)
-	input := func(r stepResult) []map[string]any {
+	// The payloads of a step's events called name.
+	input := func(r stepResult, name string) []map[string]any {
 		var out []map[string]any
 		for _, e := range r.events {
-			out = append(out, payload(t, e))
+			if e.Event == name {
+				out = append(out, payload(t, e))
+			}
 		}
 		return out
 	}
 	r := p.step(50, map[string]any{"name": "jump", "pressed": true}, map[string]any{"name": "throttle", "value": 0.5},
 		map[string]any{"name": "stick", "x": -0.5, "y": 0.25})
 	stepped(t, r, 50)
-	got := input(r)
+	got := input(r, "INPUT")
 	// The play's first frame (before any step, as a replay runs it) saw
 	// nothing; the step's first frame sees it all, jump just pressed; the
 	// next sees jump held.
@@ -523,6 +526,14 @@ func TestAgentControls(t *testing.T) {
 		got[1]["jumped"] != true || got[1]["jump"] != true || got[1]["throttle"] != 0.5 || got[1]["x"] != -0.5 || got[1]["y"] != 0.25 ||
 		got[1]["simT"] != 16.667 || got[2]["jumped"] != false || got[2]["jump"] != true || got[2]["simT"] != 33.333 {
 		t.Fatalf("the step's input as the game saw it: %v", got)
+	}
+	if j := input(r, "JUMP"); len(j) != 1 || j[0]["simT"] != 0.0 {
+		t.Fatalf("_input's jumps: %v; expected one, as the step began", j)
+	}
+	var keys float64
+	value(t, p.inspect("k1", ".:jump_keys"), &keys)
+	if keys != 0 {
+		t.Fatalf("jump keeps %v InputMap events while the agent plays: a player's space bar would jump", keys)
 	}
 	r = p.step(0, map[string]any{"name": "pointer", "x": 100, "y": 50, "button": "right"}, map[string]any{"name": "text", "text": "Hi 5"})
 	if r.end.typ() != "stepped" || len(r.events) != 0 {
@@ -532,16 +543,15 @@ func TestAgentControls(t *testing.T) {
 	stepped(t, r, 66.667)
 	var clicks []string
 	typed := ""
-	for _, e := range input(r) {
-		switch {
-		case e["button"] != nil:
-			clicks = append(clicks, fmt.Sprint(e["button"], e["pressed"], e["x"], e["y"]))
-		case e["text"] != nil:
-			typed = e["text"].(string)
-		}
+	for _, e := range input(r, "CLICK") {
+		clicks = append(clicks, fmt.Sprint(e["button"], e["pressed"], e["x"], e["y"]))
 	}
-	if want := []string{"2 true 100 50", "2 false 100 50", "1 true 10.5 20"}; !slices.Equal(clicks, want) || typed != "Hi 5" {
-		t.Fatalf("clicks %v, typed %q; expected %v and Hi 5", clicks, typed, want)
+	for _, e := range input(r, "TYPED") {
+		typed = e["text"].(string)
+	}
+	// The typed space is text, not the jump it is bound to.
+	if want := []string{"2 true 100 50", "2 false 100 50", "1 true 10.5 20"}; !slices.Equal(clicks, want) || typed != "Hi 5" || len(input(r, "JUMP")) != 0 {
+		t.Fatalf("clicks %v, typed %q, events %v; expected %v, Hi 5 and no jump", clicks, typed, r.events, want)
 	}
 	var pointer struct{ X, Y float64 }
 	value(t, p.inspect("i1", ".:pointer"), &pointer)
@@ -579,6 +589,11 @@ func TestAgentControls(t *testing.T) {
 	}
 	stepped(t, p.step(100, map[string]any{"name": "pointer", "x": 0, "y": 0, "pressed": false}, map[string]any{"name": "throttle", "value": -1}), 166.667)
 	done := p.stop()
+	var keys2 float64
+	value(t, inspect(t, ctx, peer, "k2", ".:jump_keys"), &keys2)
+	if keys2 != 1 {
+		t.Fatalf("after the play jump has %v InputMap events, expected its space bar back", keys2)
+	}
 	rep, end := replay(t, ctx, peer, "rep", done.Replay, protocol.Presentation{"timeScale": 0.5})
 	if end.Completed == nil {
 		t.Fatalf("replay: %+v", end.Failed)

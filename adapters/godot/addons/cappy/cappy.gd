@@ -95,6 +95,7 @@ var _step_ends: Array[int] = [] # a recording's step ends; a replay's to come
 var _next_step_end := 0
 var _picture_due := false # waiting for a step picture
 var _picture_wait := 0 # physics frames waited for it
+var _bindings := {} # action -> its InputMap events, set aside while an agent plays
 
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
@@ -264,7 +265,7 @@ func _process(_delta: float) -> void:
 		_hello_sent = true
 		_actions_sent = _actions_message()
 		_conn.begin(JSON.stringify(_hello()), _registry(), _actions_sent)
-	elif Engine.get_process_frames() % 60 == 0:
+	elif Engine.get_process_frames() % 60 == 0 and _bindings.is_empty():
 		_actions_changed() # the game may change its InputMap at any time
 	var state := _conn.state()
 	for m in _conn.take():
@@ -739,6 +740,8 @@ func _arm() -> void:
 	_op._start_clock(1000.0 / _base_tps)
 	for action: StringName in InputMap.get_actions():
 		Input.action_release(action)
+	if _op.control == "agent" or _op.kind == "replay" and _replay.get("control") == "agent":
+		_unbind()
 	if _op.control == "agent":
 		# The agent's steps are the input, recorded as they go in; the
 		# window's own (a player's keys) is not.
@@ -751,6 +754,28 @@ func _arm() -> void:
 		get_tree().root.window_input.connect(_record_input)
 	else:
 		_next_input = 0
+
+
+# While an agent plays (and in the replay of its play), the agent's
+# actions lose their InputMap events: a player's keys, buttons and sticks
+# do not move them, nor does a key the agent types as text. The agent's
+# own input names its actions (InputEventAction) and still does.
+func _unbind() -> void:
+	for action: StringName in InputMap.get_actions():
+		if String(action).begins_with("ui_"):
+			continue
+		var events := InputMap.action_get_events(action)
+		if not events.is_empty():
+			_bindings[action] = events
+			InputMap.action_erase_events(action)
+
+
+func _rebind() -> void:
+	for action: StringName in _bindings:
+		if InputMap.has_action(action):
+			for e: InputEvent in _bindings[action]:
+				InputMap.action_add_event(action, e)
+	_bindings = {}
 
 
 func _record_input(event: InputEvent) -> void:
@@ -854,6 +879,7 @@ func _teardown(status: String) -> void:
 		get_tree().root.window_input.disconnect(_record_input)
 	if op.control == "agent":
 		_actions.release_all()
+	_rebind()
 	_release()
 	_step_id = ""
 	_step = {}

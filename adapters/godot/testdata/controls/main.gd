@@ -1,7 +1,8 @@
 extends Node2D
 ## Every kind of action an agent can use, reported as the game sees it:
-## each physics frame in which the polled input changed (INPUT), each
-## mouse button (CLICK) and each typed character (TYPED), from _input.
+## each physics frame in which the polled input changed (INPUT), and from
+## _input each jump (JUMP), mouse button (CLICK) and typed character
+## (TYPED). Jump is bound to the space bar too.
 
 const CappyOperation := preload("res://addons/cappy/operation.gd")
 
@@ -11,6 +12,10 @@ var typed := ""
 var pointer := Vector2.ZERO
 ## Over 256 KiB as JSON, for inspect's limit (big:0 is small).
 var big: Array[String] = []
+## How many InputMap events jump has (the space bar).
+var jump_keys: int:
+	get:
+		return InputMap.action_get_events("jump").size()
 
 var _last := {}
 var _op: CappyOperation
@@ -24,6 +29,9 @@ func _ready() -> void:
 	Cappy.add_pointer()
 	Cappy.add_text()
 	Cappy.hide_action("secret")
+	var space := InputEventKey.new()
+	space.keycode = KEY_SPACE
+	InputMap.action_add_event("jump", space)
 	Cappy.describe_action("jump", "jumps")
 	Cappy.set_freeform(_start)
 	for i in range(300):
@@ -51,6 +59,8 @@ func _physics_process(_delta: float) -> void:
 func _input(event: InputEvent) -> void:
 	if _op == null or not _op.is_active():
 		return
+	if event.is_action_pressed("jump"):
+		_op.emit_event("JUMP")
 	if event is InputEventMouseMotion:
 		pointer = (event as InputEventMouseMotion).position
 	elif event is InputEventMouseButton:
