@@ -181,13 +181,12 @@ func runGemini(t *testing.T, w *World, prompt string) *RunResult {
 	default:
 		t.Fatalf("gemini: %v", werr)
 	}
-	// The session id of the init event stays out of the result: Gemini
-	// CLI gives it to no MCP server (not in their environment, clientInfo
-	// or a call's _meta), so crosscode-mcp cannot stamp it and its own
-	// session id is the session reference.
-	session, errs := geminiEvents(t, res.Stdout)
-	res.ToolErrors = errs
-	if session == "" {
+	// Gemini CLI gives its session id to no MCP server (not in their
+	// environment, clientInfo or a call's _meta; only hooks get it, as
+	// GEMINI_SESSION_ID): crosscode-mcp cannot stamp it.
+	res.SessionID, res.ToolErrors = geminiEvents(t, res.Stdout)
+	res.SessionPrivate = true
+	if res.SessionID == "" {
 		t.Errorf("gemini stream-json: no session id in an init event")
 	}
 	return res
