@@ -225,7 +225,7 @@ func (p *play) stop() *protocol.Completed {
 // exactly its simulation time with its input held (the hero walks 3 px a
 // physics frame), ms 0 applies and looks, bad steps are refused and the
 // play goes on; inspect of nodes, properties and keys at any time; and the
-// play's replay gives the same events at speed 1 and 0.5.
+// play's replay gives the same events at speed 1, 0.5 and 2.
 func TestArenaAgentPlay(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
@@ -366,7 +366,7 @@ func TestArenaAgentPlay(t *testing.T) {
 	}
 	t.Logf("played %d events in %v ms: %s", len(p.events), simT, done.Summary)
 
-	for _, scale := range []float64{1, 0.5} {
+	for _, scale := range []float64{1, 0.5, 2} {
 		pres := protocol.Presentation{"timeScale": scale}
 		rep, end := replay(t, ctx, peer, fmt.Sprint("rep", scale), done.Replay, pres)
 		if end.Completed == nil {

@@ -466,9 +466,10 @@ func _view_size() -> Vector2i:
 		int(ProjectSettings.get_setting("display/window/size/viewport_height", 648)))
 
 
-# Sends the actions again when they changed since the last time.
+# Sends the actions again when they changed since the last time (only
+# when the hello advertised input: set_freeform came before it).
 func _actions_changed() -> void:
-	if _conn == null or not _hello_sent:
+	if _conn == null or not _hello_sent or _actions_sent.is_empty():
 		return
 	var text := _actions_message()
 	if text != _actions_sent and not text.is_empty():
