@@ -168,8 +168,12 @@ func (c *Coordinator) concerns(ctx context.Context, e *protocol.Envelope) bool {
 }
 
 func handoffLine(p *protocol.Handoff) string {
-	s := fmt.Sprintf("%s asks you to take over (%d claims): %s [handoff %s; answer with respond_handoff]",
-		sanitize.Line(p.FromActorID, 120), len(p.ClaimIDs), sanitize.Line(p.Summary, newsTextMax), p.ID)
+	claims := fmt.Sprintf("%d claims", len(p.ClaimIDs))
+	if len(p.ClaimIDs) == 1 {
+		claims = "1 claim"
+	}
+	s := fmt.Sprintf("%s asks you to take over (%s): %s [handoff %s; answer with respond_handoff]",
+		sanitize.Line(p.FromActorID, 120), claims, sanitize.Line(p.Summary, newsTextMax), p.ID)
 	if p.Notes != "" {
 		s += " notes: " + sanitize.Line(p.Notes, newsTextMax)
 	}
