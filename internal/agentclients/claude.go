@@ -20,7 +20,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,7 +61,6 @@ func claudeEnv(w *World, extra ...string) []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_BUG_COMMAND=1",
 		"CLAUDE_CODE_ENABLE_TELEMETRY=0",
-		"ENABLE_TOOL_SEARCH=false",
 	}
 	return append(env, extra...)
 }
@@ -245,6 +247,9 @@ type messagesRequest struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 	Stream bool `json:"stream"`
+
+	deferred map[string]bool // the deferred tools the request names
+	loaded   []string        // the tools a ToolSearch result it carries loaded
 }
 
 // messagesBlock is a content block of a message (text, image, tool_use,
@@ -255,6 +260,7 @@ type messagesBlock struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"` // a tool_reference's
 	Content   json.RawMessage `json:"content"`
 	IsError   *bool           `json:"is_error"`
 	Source    *struct {
@@ -282,7 +288,25 @@ func claudeBlocks(raw json.RawMessage) ([]messagesBlock, error) {
 
 // mountMessages serves POST /v1/messages (streaming or not) and
 // /v1/messages/count_tokens.
+//
+// Claude Code defers tools by default (tool search): the first request
+// offers a dozen tools in full and names the rest, crosscode-mcp's among
+// them, in a system message ("The following deferred tools are now
+// available via ToolSearch ..."), to be loaded with the ToolSearch tool
+// before use. The adapter plays that part as a model does: the deferred
+// names count as offered (Request.Tools), and before the script's first
+// call of a deferred tool it calls ToolSearch with "select:" and the
+// tool's name, then makes the script's calls once the tools' schemas came
+// back (tool_reference blocks; that request is recorded as a side
+// request).
 func mountMessages(mux *http.ServeMux, m *Model) {
+	var (
+		mu       sync.Mutex
+		loaded   = map[string]bool{} // deferred tools ToolSearch loaded
+		held     *Reply              // the script's reply, waiting for its ToolSearch
+		searchID string              // the id of that ToolSearch call
+		searches int
+	)
 	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		m.Answer(&Request{Path: r.URL.Path, Raw: body, Side: true})
@@ -295,29 +319,70 @@ func mountMessages(mux *http.ServeMux, m *Model) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		req, mr, err := parseMessagesRequest(m, r.URL.Path, body)
+		mu.Lock()
+		defer mu.Unlock()
+		req, mr, err := parseMessagesRequest(r.URL.Path, body, searchID)
 		if err != nil {
 			m.Fail("%s: %v: %s", r.URL.Path, err, tail(string(body), 500))
 			req = &Request{Path: r.URL.Path, Raw: body, Side: true}
 		}
+		if held != nil && !req.Side {
+			// The result of the adapter's ToolSearch: the schemas of the
+			// tools the script is about to call, then its calls.
+			rep := *held
+			held, searchID = nil, ""
+			for _, c := range rep.Calls {
+				if mr.deferred[c.Name] && !slices.Contains(mr.loaded, c.Name) {
+					m.Fail("ToolSearch did not load %s (it loaded %v)", c.Name, mr.loaded)
+				}
+				loaded[c.Name] = true
+			}
+			req.Side = true
+			m.Answer(req)
+			writeMessages(w, mr.Model, mr.Stream, len(body), rep)
+			return
+		}
 		rep := m.Answer(req)
+		var load []string
+		for _, c := range rep.Calls {
+			if mr.deferred[c.Name] && !loaded[c.Name] && !slices.Contains(load, c.Name) {
+				load = append(load, c.Name)
+			}
+		}
+		if len(load) > 0 {
+			if !slices.Contains(req.Tools, "ToolSearch") {
+				m.Fail("deferred tools %v but no ToolSearch tool offered", load)
+			}
+			searches++
+			searchID = fmt.Sprintf("toolu_search_%d", searches)
+			script := rep
+			held = &script
+			rep = Reply{Calls: []Call{{ID: searchID, Name: "ToolSearch", Args: map[string]any{
+				"query": "select:" + strings.Join(load, ","), "max_results": len(load)}}}}
+		}
 		writeMessages(w, mr.Model, mr.Stream, len(body), rep)
 	})
 }
 
-// parseMessagesRequest reads a Messages request: the tools offered, the
-// tool results of the last user message, the rest as context. A request
-// that offers no tools is a side request (a title, a summary, a quota
-// check): the conversation the play plays offers the client's tools in
-// every request.
-func parseMessagesRequest(m *Model, path string, body []byte) (*Request, *messagesRequest, error) {
-	mr := &messagesRequest{}
+// claudeDeferred finds the list of deferred tools in Claude Code's system
+// message: the names after "...deferred tools are now available via
+// ToolSearch...:", one a line, up to a blank line.
+var claudeDeferred = regexp.MustCompile(`deferred tools are now available via ToolSearch[^\n]*:\n((?:[^\n]+\n)+)`)
+
+// parseMessagesRequest reads a Messages request: the tools offered (the
+// deferred ones by name), the tool results after the model's last turn
+// (the result of the adapter's ToolSearch call searchID apart), the rest
+// as context. A request that offers no tools is a side request (a title,
+// a summary, a quota check): the conversation the play plays offers the
+// client's tools in every request.
+func parseMessagesRequest(path string, body []byte, searchID string) (*Request, *messagesRequest, error) {
+	mr := &messagesRequest{deferred: map[string]bool{}}
 	if err := json.Unmarshal(body, mr); err != nil {
 		return nil, mr, err
 	}
 	req := &Request{Path: path, Raw: body, Side: len(mr.Tools) == 0}
 	for _, tool := range mr.Tools {
-		if tool.Name != "" {
+		if tool.Name != "" && !slices.Contains(req.Tools, tool.Name) {
 			req.Tools = append(req.Tools, tool.Name)
 		}
 	}
@@ -349,6 +414,25 @@ func parseMessagesRequest(m *Model, path string, body []byte) (*Request, *messag
 			switch {
 			case b.Type == "text" && msg.Role != "assistant":
 				context = append(context, b.Text)
+				if m := claudeDeferred.FindStringSubmatch(b.Text); m != nil {
+					for _, name := range lines(m[1]) {
+						name = strings.TrimSpace(name)
+						mr.deferred[name] = true
+						if !slices.Contains(req.Tools, name) {
+							req.Tools = append(req.Tools, name)
+						}
+					}
+				}
+			case b.Type == "tool_result" && i > last && msg.Role == "user" && searchID != "" && b.ToolUseID == searchID:
+				refs, err := claudeBlocks(b.Content)
+				if err != nil {
+					return nil, mr, fmt.Errorf("ToolSearch result: %w", err)
+				}
+				for _, r := range refs {
+					if r.Type == "tool_reference" {
+						mr.loaded = append(mr.loaded, r.ToolName)
+					}
+				}
 			case b.Type == "tool_result" && i > last && msg.Role == "user":
 				res, err := claudeResult(b)
 				if err != nil {
@@ -399,12 +483,15 @@ func writeJSONBody(w http.ResponseWriter, v any) {
 	w.Write(b)
 }
 
+// claudeMessages numbers the messages the adapters write.
+var claudeMessages atomic.Int64
+
 // writeMessages writes the reply as a Messages response: a message with a
 // text block or tool_use blocks, streamed as server-sent events
 // (message_start, content_block_start/delta/stop, message_delta with the
 // stop reason, message_stop) when the client asked for a stream.
 func writeMessages(w http.ResponseWriter, model string, stream bool, inputBytes int, rep Reply) {
-	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
+	id := fmt.Sprintf("msg_%d", claudeMessages.Add(1)) // unique: Claude Code joins turns of one id
 	usage := map[string]any{"input_tokens": inputBytes/4 + 1, "output_tokens": 1}
 	stop := "end_turn"
 	var blocks []map[string]any
