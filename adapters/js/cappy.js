@@ -1468,6 +1468,7 @@ class FrameStream {
     this.timer = null;
     this.stopped = false;
     this.wantStep = null; // agent control: the answer waiting for a frame of the paused state
+    this.wantAlways = false; // the extra asked must be read, whatever the encoder's backlog
     this.lastSize = null;
     // Under agent control the simulation runs in steps: a capture
     // function's frames are read at their due ticks (captureDue), not by a timer.
@@ -1484,8 +1485,8 @@ class FrameStream {
   extra(reason, always = false) {
     const t = this.op.now();
     if (always) {
-      if (this.source.capture) this.capture(reason);
-      else this.wantExtra = reason || 'extra';
+      if (this.source.capture) this.capture(reason, false, undefined, true);
+      else { this.wantExtra = reason || 'extra'; this.wantAlways = true; }
       return;
     }
     // Extras have an allowance of their own beside the due frames (as in
@@ -1524,22 +1525,26 @@ class FrameStream {
     const t = this.op.now();
     const extra = this.wantExtra;
     const step = this.wantStep;
+    const always = this.wantAlways;
     this.wantExtra = null;
     this.wantStep = null;
+    this.wantAlways = false;
     // One frame serves a step's, an extra and a due one drawn at the same moment.
     if (step) this.capture('step', t >= this.next, step);
-    else if (extra !== null || t >= this.next) this.capture(extra ?? undefined, t >= this.next);
+    else if (extra !== null || t >= this.next) this.capture(extra ?? undefined, t >= this.next, undefined, always);
   }
 
   /**
    * Reads a frame now: reason names an extra one; due moves the schedule
    * on; after (a step's answer) runs once the frame is sent, or dropped.
+   * A step's frame, or one asked with always, is read even when the
+   * encoder is behind; others are then dropped.
    */
-  capture(reason, due = !reason, after) {
+  capture(reason, due = !reason, after, always = false) {
     if (this.stopped || this.op.closed) { after?.(); return; }
     const t = this.op.now();
     if (due) this.next = Math.max(this.next + this.interval, t);
-    if (this.inFlight >= 2 && !after) { this.dropped++; return; } // the encoder is behind: never slow the game
+    if (this.inFlight >= 2 && !after && !always) { this.dropped++; return; } // the encoder is behind: never slow the game
     this.inFlight++;
     let encoded;
     try {

@@ -12,6 +12,9 @@ import { TUNING, BUILD } from './tuning.js';
 const FORMAT = 'phaser-arena/v1';
 const params = new URLSearchParams(location.search);
 const AUTOPILOT = params.get('autopilot') === '1'; // freeform play by a bot (CI has no player)
+// The seed of every recording (default: a new one each time): the same
+// steps from the same seed play the same run.
+const SEED = /^\d+$/.test(params.get('seed') ?? '') ? Number(params.get('seed')) >>> 0 : null;
 
 /**
  * The run on screen: a Sim, where its inputs come from, and the operation
@@ -186,10 +189,11 @@ const cappy = new Cappy({
       // The agent plays (control "agent"): its actions are the input, in
       // its steps; else the autopilot or the keyboard, in real time.
       const agent = op.control === 'agent';
-      const seed = (Math.random() * 2 ** 31) >>> 0;
+      const seed = SEED ?? (Math.random() * 2 ** 31) >>> 0;
       const jitter = Math.random;
       const input = agent ? agentInput(op) : AUTOPILOT ? (sim) => autopilot(sim, jitter) : keyboard;
       const r = startRun(new Sim({ seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), input, op, Infinity, () => r.aim);
+      r.seed = seed;
       op.stopped.then(() => { r.stopping = true; });
       await r.done;
       op.summary({ ticks: r.sim.tick, score: r.sim.score, wave: r.sim.wave, hp: r.sim.player.hp });
@@ -240,6 +244,7 @@ cappy.state(() => {
   return {
     operation: r.op ? { id: r.op.id, kind: r.op.kind, control: r.op.control ?? null, paused: r.op.paused } : null,
     mode: s.mode,
+    seed: r.seed ?? null,
     tick: s.tick,
     simT: s.simT,
     over: s.over || null,
