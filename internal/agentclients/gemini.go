@@ -50,6 +50,14 @@ import (
 //     status "error" as well.
 //   - a single text block longer than 40,000 characters (or 4 x the
 //     context left) is cut and saved to a file (truncateOutputIfNeeded).
+//   - a tool with an outputSchema must give structuredContent that fits
+//     it: a result without one gets the JSON of its first text block as
+//     structuredContent (McpComplianceTransport.fixStructuredContent), and
+//     the MCP SDK's callTool then checks it against the schema; a result
+//     with none (its first text not JSON) or one that does not fit becomes
+//     an error ("MCP error -32600: Tool NAME has an output schema but did
+//     not return structured content"), and the model gets no text and no
+//     image of it.
 //   - arguments that do not fit the tool's input schema never reach the
 //     server: the CLI validates them (tools.ts, validateToolParams) and
 //     answers the model with its own error, such as "params/patterns
@@ -227,7 +235,8 @@ func geminiEvents(t *testing.T, stdout string) (string, map[string]bool) {
 }
 
 // geminiCallID is the id the model gave a call: the CLI names its calls
-// NAME__ID (turn.ts, handlePendingFunctionCall) and sends that id back.
+// NAME__ID in its event stream (turn.ts, handlePendingFunctionCall); on
+// the wire it sends the model's id back.
 func geminiCallID(name, id string) string {
 	if name != "" {
 		return strings.TrimPrefix(id, name+"__")
