@@ -307,7 +307,9 @@ func TestArenaAgentPlay(t *testing.T) {
 		t.Fatalf("the attack of the look's step: %v; expected SWING or HIT at t 516.667 (the next step's first frame)", r.events)
 	}
 	value(t, p.inspect("i5", "World:hero:pos"), &pos)
-	if pos.X != 410 {
+	var x float64
+	value(t, p.inspect("i5x", "World:hero:pos:x"), &x)
+	if pos.X != 410 || x != 410 {
 		t.Fatalf("move 0 0 did not stop the hero: %+v", pos)
 	}
 

@@ -92,7 +92,7 @@ func catalogue(view: Vector2i) -> Array:
 	var seen := {}
 	for e: Dictionary in list:
 		var n: String = e["name"]
-		if seen.has(n) or n.is_empty() or n.to_utf8_buffer().size() > MAX_NAME_BYTES or n.strip_edges() != n:
+		if seen.has(n) or not _clean_name(n):
 			continue
 		seen[n] = true
 		out.append(e)
@@ -217,10 +217,26 @@ func release_all() -> void:
 
 
 func _entry(name: String, kind: String, description: String) -> Dictionary:
-	var d := description
+	var d := ""
+	for c in description:
+		var u := c.unicode_at(0)
+		if u >= 32 and (u < 127 or u > 159) or c == "\n" or c == "\t":
+			d += c
 	while d.to_utf8_buffer().size() > MAX_DESCRIPTION_BYTES:
 		d = d.left(d.length() - 16)
 	return {"name": name, "kind": kind, "description": d}
+
+
+# Whether name can be an action's name on the wire: 1 to 128 bytes, no
+# control characters, no white space but single inner spaces.
+static func _clean_name(n: String) -> bool:
+	if n.is_empty() or n.to_utf8_buffer().size() > MAX_NAME_BYTES or n.strip_edges() != n or n.contains("  "):
+		return false
+	for c in n:
+		var u := c.unicode_at(0)
+		if u < 32 or (u >= 127 and u <= 159) or (c != " " and c.strip_edges().is_empty()):
+			return false
+	return true
 
 
 func _all_mapped(parts: Array) -> bool:

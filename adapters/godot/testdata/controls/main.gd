@@ -22,7 +22,8 @@ var _op: CappyOperation
 
 
 func _ready() -> void:
-	for action: String in ["jump", "left", "right", "up", "down", "brake", "gas", "secret"]:
+	# The last three have names no action may have on the wire: left out.
+	for action: String in ["jump", "left", "right", "up", "down", "brake", "gas", "secret", " padded", "two  spaces", "tab\there"]:
 		InputMap.add_action(action, 0.0)
 	Cappy.add_axis("throttle", "brake", "gas")
 	Cappy.add_axis2d("stick", "left", "right", "up", "down", "the stick")
