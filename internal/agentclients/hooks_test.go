@@ -2,6 +2,7 @@ package agentclients
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,10 @@ type hookClient struct {
 	// allow lets the file tools run in a headless run (the hooks still
 	// decide first).
 	allow func(t *testing.T, w *World)
+	// scope is where hooks install puts them (default project); run, when
+	// set, runs the client instead of its Client.Run.
+	scope string
+	run   func(t *testing.T, w *World, prompt string) *RunResult
 }
 
 var hookClients = []hookClient{
@@ -63,6 +68,26 @@ var hookClients = []hookClient{
 			return Call{Name: "write_file", Args: map[string]any{"file_path": file, "content": menuGo}}
 		},
 		allow: func(t *testing.T, w *World) {}, // --yolo
+	},
+	{
+		// Codex 0.169.0 offers apply_patch as a freeform (custom) tool,
+		// which the scripted Responses endpoint does not play; a patch
+		// through its shell tool is applied the same way and goes through
+		// PreToolUse with the patch in the command.
+		name: "codex",
+		edit: func(file string) Call {
+			return Call{Name: "exec_command", Args: map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: " + file +
+				"\n@@\n-// Boss is the Golem King.\n+// Boss is the Stone King.\n*** End Patch\nEOF\n", "file_path": file}}
+		},
+		write: func(file string) Call {
+			body := "+" + strings.ReplaceAll(strings.TrimSuffix(menuGo, "\n"), "\n", "\n+")
+			return Call{Name: "exec_command", Args: map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: " + file + "\n" + body + "\n*** End Patch\nEOF\n", "file_path": file}}
+		},
+		allow: func(t *testing.T, w *World) {}, // --dangerously-bypass-approvals-and-sandbox
+		// Configure writes ~/.codex/config.toml anew: the hooks go there
+		// after it (a project's .codex/config.toml needs a trusted project).
+		scope: "user",
+		run:   runCodexHooks,
 	},
 }
 
@@ -140,12 +165,21 @@ func TestHooksInClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			installHooks(t, w, hc.name)
 			p := &hookPlay{hc: hc, boss: boss, menu: menu}
 			w.Model = NewModel(t, c.Mount, p.Script)
+			if hc.scope != "user" {
+				installHooks(t, w, hc.name, "project")
+			}
 			c.Configure(t, w)
+			if hc.scope == "user" {
+				installHooks(t, w, hc.name, "user")
+			}
 			hc.allow(t, w)
-			run := c.Run(t, w, "Rework the boss and add a title menu.")
+			runIt := c.Run
+			if hc.run != nil {
+				runIt = hc.run
+			}
+			run := runIt(t, w, "Rework the boss and add a title menu.")
 			for _, f := range w.Model.Failures() {
 				t.Errorf("model endpoint: %s", f)
 			}
@@ -198,8 +232,11 @@ func TestHooksInClients(t *testing.T) {
 				}
 				return Reply{Text: "Noted."}
 			})
-			// (Both clients take the model's URL from their environment.)
-			c.Run(t, w, "What is new?")
+			if hc.scope == "user" { // the model's URL is in Codex's config
+				c.Configure(t, w)
+				installHooks(t, w, hc.name, "user")
+			} // (the others take it from their environment)
+			runIt(t, w, "What is new?")
 			if !strings.Contains(next.context, "take over the boss fight") || !strings.Contains(next.context, hid) || !strings.Contains(next.context, OtherActor) {
 				t.Errorf("the next session's first request does not carry the handoff %s in its context:\n%s", hid, tail(next.context, 4000))
 			}
@@ -209,11 +246,11 @@ func TestHooksInClients(t *testing.T) {
 
 // installHooks runs `crosscode-mcp hooks install` for client in the
 // repository, with the policy claim in .crosscode/hooks.json.
-func installHooks(t *testing.T, w *World, client string) {
+func installHooks(t *testing.T, w *World, client, scope string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := w.Command(ctx, w.Bin, []string{"hooks", "install", "--client", client})
+	cmd := w.Command(ctx, w.Bin, []string{"hooks", "install", "--client", client, "--scope", scope})
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hooks install: %v\n%s", err, out)
 	}
@@ -221,4 +258,38 @@ func installHooks(t *testing.T, w *World, client string) {
 	if err := os.WriteFile(filepath.Join(w.Repo, ".crosscode", "hooks.json"), []byte(`{"policy": "claim"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runCodexHooks runs `codex exec --json` as runCodex does, and with
+// --dangerously-bypass-hook-trust: Codex runs a hook of the user's config
+// only once the user reviewed it (/hooks in its TUI), which a headless
+// test cannot; the flag stands for that review. The session id is exec's
+// thread id.
+func runCodexHooks(t *testing.T, w *World, prompt string) *RunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := []string{codexBin(t), "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		"--dangerously-bypass-hook-trust", "--color", "never", "-C", w.Repo, prompt}
+	cmd := w.Command(ctx, "node", args, codexEnv(w)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	} else if err != nil {
+		t.Fatalf("codex: %v", err)
+	}
+	for _, l := range lines(res.Stdout) {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "thread.started" {
+			res.SessionID = ev.ThreadID
+		}
+	}
+	return res
 }
