@@ -275,6 +275,9 @@ func TestArenaAgentPlay(t *testing.T) {
 	}
 
 	p := recordAgent(t, ctx, peer, "a1", nil)
+	// The first look (as start_recording takes it): the play's first
+	// physics frame ran, as a replay runs it, and the game is held.
+	stepped(t, p.step(0), 0)
 	// Held: the world's clock does not move between two looks.
 	var tick0, tick1 float64
 	value(t, p.inspect("i1", "World:tick"), &tick0)
