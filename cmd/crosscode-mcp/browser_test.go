@@ -117,6 +117,18 @@ func (a *schemaAgent) callFull(tool string, args map[string]any) (*mcpgo.CallToo
 	}
 	if res.StructuredContent == nil {
 		if res.IsError {
+			// A failed operation is its JSON as text alone (no
+			// structuredContent); other errors are a message.
+			var out map[string]any
+			var text strings.Builder
+			for _, c := range res.Content {
+				if tc, ok := c.(mcpgo.TextContent); ok {
+					text.WriteString(tc.Text)
+				}
+			}
+			if json.Unmarshal([]byte(text.String()), &out) == nil {
+				return res, out
+			}
 			return res, map[string]any{"error": fmt.Sprint(res.Content)}
 		}
 		a.t.Fatalf("%s: no structuredContent: %+v", tool, res)
