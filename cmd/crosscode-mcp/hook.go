@@ -137,7 +137,7 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "crosscode-mcp's hooks are already in %s\n", path)
 	}
 	if *client == "codex" {
-		fmt.Fprintln(stdout, "Codex runs project hooks only in a trusted project, and may ask you to review new hooks (/hooks) before it runs them.")
+		fmt.Fprintln(stdout, "Codex runs a new hook only after you review it (/hooks in its TUI), and a project's hooks only in a trusted project.")
 	}
 	return nil
 }
