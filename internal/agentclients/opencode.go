@@ -138,8 +138,24 @@ func configureOpenCode(t *testing.T, w *World) {
 		// rejects what would ask).
 		"permission": map[string]any{"crosscode_*": "allow"},
 	}
+	dir := filepath.Join(w.Home, ".config", "opencode")
 	opencodeWriteJSON(t, filepath.Join(w.Repo, "opencode.json"), project)
-	opencodeWriteJSON(t, filepath.Join(w.Home, ".config", "opencode", "opencode.json"), user)
+	opencodeWriteJSON(t, filepath.Join(dir, "opencode.json"), user)
+	// OpenCode installs its plugin SDK (@opencode-ai/plugin, for the
+	// user's own plugins and tools) from registry.npmjs.org into every
+	// config folder it can write (Npm.install, in the background at each
+	// start) unless the folder has node_modules and a package-lock.json
+	// that lists it: the world's says so, as after an install, and nothing
+	// leaves loopback (no plugin of the user's would import it).
+	const plugin = "@opencode-ai/plugin"
+	opencodeWriteJSON(t, filepath.Join(dir, "package.json"), map[string]any{"dependencies": map[string]string{plugin: "1.18.33"}})
+	opencodeWriteJSON(t, filepath.Join(dir, "package-lock.json"), map[string]any{
+		"lockfileVersion": 3,
+		"packages":        map[string]any{"": map[string]any{"dependencies": map[string]string{plugin: "1.18.33"}}},
+	})
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func opencodeWriteJSON(t *testing.T, path string, v any) {
