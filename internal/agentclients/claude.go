@@ -2,10 +2,46 @@ package agentclients
 
 // Claude Code (@anthropic-ai/claude-code 2.1.328), read in the JavaScript
 // its native binary embeds (@anthropic-ai/claude-code-linux-x64/claude;
-// `strings` shows it, minified: the names below are the bundle's) and
-// seen on the wire of this test:
+// `strings` shows it, minified: the function names below are the
+// bundle's) and seen on the wire (its requests to this endpoint, and
+// stdio captures of crosscode-mcp and of a stand-in server):
 //
-//   - (filled in below, see claudeNotes)
+//   - MCP handshake: with a stdio server it probes server/discover and,
+//     when the server offers 2026-07-28 (crosscode-mcp does), connects on
+//     it: no initialize; every request carries _meta
+//     io.modelcontextprotocol/protocolVersion, clientInfo {name
+//     "claude-code", title "Claude Code", version "2.1.328", ...} and
+//     clientCapabilities. MCP_PROTOCOL_NEGOTIATION=legacy (function Mi)
+//     makes it initialize with 2025-11-25 and the same clientInfo. A
+//     tools/call's _meta has claudecode/toolUseId (the model's call id)
+//     and a progressToken. The server's environment has
+//     CLAUDE_CODE_SESSION_ID, the session id of its stream-json init
+//     event (crosscode-mcp's session reference), and CLAUDECODE=1.
+//   - Tool timeout (function ii): the server's "timeout" in its config
+//     (>= 1 s), else MCP_TOOL_TIMEOUT, else 1e8 ms (27.8 h); progress does
+//     not extend it. There is also an idle timeout, 30 min for a stdio
+//     server (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT; function Kl).
+//   - What the model gets of a result (function yg, then Sg):
+//     with structuredContent, each non-text block (an image) and then one
+//     text block, JSON.stringify(structuredContent): the result's own text
+//     blocks are dropped; without it, the content blocks in order. Every
+//     image is followed by a text block "[Image: source: PATH]" (Claude
+//     Code saves it under ~/.claude/projects/...) and is scaled down to
+//     fit 2000 px on its long edge (smaller ones pass as they are). A
+//     result with isError reaches the model as a tool_result with
+//     is_error true whose content is its text blocks only (images and
+//     structuredContent dropped). A result over MAX_MCP_OUTPUT_TOKENS
+//     (default 25000) is saved to a file and cut.
+//   - Under 2026-07-28 it checks results against the tool's outputSchema
+//     (a result without structuredContent, or with structuredContent the
+//     schema rejects, becomes an error: "Tool X has an output schema but
+//     did not return structured content"); under 2025-11-25 it does not.
+//   - Tool search is on by default: see mountMessages.
+//
+// It needs no onboarding or trust state for -p. Nothing leaves loopback:
+// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC turns off telemetry, error
+// reports, feature flags and update checks; -p makes no title or quota
+// requests (count_tokens and tool-less requests would be side requests).
 
 import (
 	"bufio"
