@@ -540,7 +540,13 @@ func TestAgentControls(t *testing.T) {
 	if keys != 0 {
 		t.Fatalf("jump keeps %v InputMap events while the agent plays: a player's space bar would jump", keys)
 	}
-	r = p.step(0, map[string]any{"name": "pointer", "x": 100, "y": 50, "button": "right"}, map[string]any{"name": "text", "text": "Hi 5"})
+	// A right click (press and release in one step), and text; a pointer
+	// without pressed leaves its buttons as they are, and no text types
+	// nothing.
+	r = p.step(0, map[string]any{"name": "pointer", "x": 100, "y": 50, "button": "right", "pressed": true},
+		map[string]any{"name": "pointer", "x": 100, "y": 50, "button": "right", "pressed": false},
+		map[string]any{"name": "text", "text": "Hi 5"}, map[string]any{"name": "pointer", "x": 100, "y": 50, "button": "middle"},
+		map[string]any{"name": "text"}, map[string]any{"name": "text", "text": ""})
 	if r.end.typ() != "stepped" || len(r.events) != 0 {
 		t.Fatalf("a look applies at the next step: %s %v", r.end.raw, r.events)
 	}
@@ -577,7 +583,8 @@ func TestAgentControls(t *testing.T) {
 		{map[string]any{"name": "stick", "x": 0.5}, "-1 to 1"},
 		{map[string]any{"name": "pointer", "x": 321, "y": 0}, "0..320"},
 		{map[string]any{"name": "pointer", "x": 1, "y": 1, "button": "side"}, "left, right or middle"},
-		{map[string]any{"name": "text", "text": ""}, "text"},
+		{map[string]any{"name": "text", "text": 5}, "text"},
+		{map[string]any{"name": "pointer", "x": 1, "y": 1, "pressed": "yes"}, "pressed"},
 		{map[string]any{"name": "jump", "pressed": true, "text": "a"}, "no text"},
 	} {
 		refused(t, p.step(10, c.action), "INVALID_INPUT", c.contains)

@@ -81,7 +81,7 @@ func catalogue(view: Vector2i) -> Array:
 	if not _pointer.is_empty():
 		var d: String = _pointer["description"]
 		if d.is_empty():
-			d = "the mouse: x, y in the pixels of the game's frames (%d x %d at full size); button left, right or middle; pressed true holds it, false releases it, omitted clicks" % [view.x, view.y]
+			d = "the mouse: x, y in the pixels of the game's frames (%d x %d at full size); button left (default), right or middle; pressed true holds it, false releases it (a click: both, in one step), omitted leaves the buttons as they are" % [view.x, view.y]
 		list.append(_entry(_pointer["name"], "pointer", d))
 	if not _text.is_empty():
 		var d: String = _text["description"]
@@ -169,11 +169,13 @@ func build(inputs: Variant, view: Vector2i, frame_width: int) -> Dictionary:
 				motion.button_mask = mask
 				events.append(motion)
 				position = at
-				if a.has("button") or a.has("pressed"):
+				# pressed sets the button's state (a button event when it
+				# changes); omitted, the buttons stay as they are.
+				if a.has("pressed"):
 					var button := int(POINTER_BUTTONS[button_name]) as MouseButton
 					var bit := 1 << (button - 1)
-					var presses: Array = [a["pressed"]] if a.has("pressed") else [true, false]
-					for pressed: bool in presses:
+					var pressed: bool = a["pressed"]
+					if pressed != (mask & bit != 0):
 						mask = (mask | bit) if pressed else (mask & ~bit)
 						var b := InputEventMouseButton.new()
 						b.button_index = button
@@ -183,9 +185,10 @@ func build(inputs: Variant, view: Vector2i, frame_width: int) -> Dictionary:
 						b.global_position = at
 						events.append(b)
 			"text":
-				var text: Variant = a.get("text")
-				if not (text is String) or (text as String).is_empty() or (text as String).to_utf8_buffer().size() > MAX_TEXT_BYTES:
-					return {"error": "%s: text must be 1 to %d bytes of text" % [where, MAX_TEXT_BYTES]}
+				# No text (the controller leaves an empty one out) types nothing.
+				var text: Variant = a.get("text", "")
+				if not (text is String) or (text as String).to_utf8_buffer().size() > MAX_TEXT_BYTES:
+					return {"error": "%s: text must be a string of at most %d bytes" % [where, MAX_TEXT_BYTES]}
 				for c in (text as String):
 					for pressed: bool in [true, false]:
 						var k := InputEventKey.new()
