@@ -590,7 +590,7 @@ func TestAgentControls(t *testing.T) {
 		refused(t, p.step(10, c.action), "INVALID_INPUT", c.contains)
 	}
 	m := p.inspect("i3", ".:big")
-	if e, _ := m.m["error"].(map[string]any); e == nil || e["code"] != "TOO_LARGE" {
+	if e, _ := m.m["error"].(map[string]any); e == nil || e["code"] != "VALUE_TOO_LARGE" {
 		t.Fatalf("inspect of 300 KB: %.300s", m.raw)
 	}
 	var one string

@@ -10,7 +10,7 @@ extends RefCounted
 ##
 ## Values are turned into JSON (vectors and colours as objects, nodes as
 ## their paths, other objects as their class) with bounded depth and
-## length; an answer over 256 KiB is refused with TOO_LARGE.
+## length; an answer over 256 KiB is refused with VALUE_TOO_LARGE.
 
 const MAX_VALUE_BYTES := 256 << 10
 const MAX_DEPTH := 12
@@ -52,7 +52,7 @@ static func answer(tree: SceneTree, query: String, cappy: Node) -> Dictionary:
 	var text := JSON.stringify(value)
 	var size := text.to_utf8_buffer().size()
 	if size > MAX_VALUE_BYTES:
-		return _error("TOO_LARGE", "the value is %d bytes, more than %d: ask for a part of it (a key or index after another colon)" % [size, MAX_VALUE_BYTES])
+		return _error("VALUE_TOO_LARGE", "the value is %d bytes, more than %d: ask for a part of it (a key or index after another colon)" % [size, MAX_VALUE_BYTES])
 	return {"value": text}
 
 
