@@ -535,6 +535,7 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		msg, err := protocol.DecodeAdapterMessage(data)
 		if err != nil {
 			c.violation(ctx, a, opOf(data), protocol.CappyInvalidMessage, err.Error())
+			c.inspectInvalid(a, data, err)
 			continue
 		}
 		if msg.Pong != nil || msg.Event != nil || msg.Frame != nil {

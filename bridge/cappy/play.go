@@ -257,6 +257,24 @@ func (o *Operation) stepFrame(f *protocol.Frame) bool {
 type inspectWait struct {
 	done chan struct{}
 	res  *protocol.InspectResult
+	err  *Error // the answer was invalid
+}
+
+// inspectInvalid ends the inspect an invalid inspect_result answered, if
+// it names one in flight, with the violation.
+func (c *Controller) inspectInvalid(a *adapterConn, data []byte, why error) {
+	var head struct{ Type, ID string }
+	if json.Unmarshal(data, &head) != nil || head.Type != "inspect_result" {
+		return
+	}
+	c.mu.Lock()
+	w := a.inspects[head.ID]
+	delete(a.inspects, head.ID)
+	c.mu.Unlock()
+	if w != nil {
+		w.err = errorf(protocol.CappyInvalidMessage, "the game's answer was invalid: %s", sanitize.Line(why.Error(), 300))
+		close(w.done)
+	}
 }
 
 // InspectAnswer is an adapter's answer to an inspect, as it sent it:
@@ -310,6 +328,9 @@ func (c *Controller) Inspect(ctx context.Context, query string) (*InspectAnswer,
 	defer t.Stop()
 	select {
 	case <-w.done:
+		if w.err != nil {
+			return nil, w.err
+		}
 		return &InspectAnswer{ID: id, Value: w.res.Value, Error: w.res.Error}, nil
 	case <-a.gone:
 		forget()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"image/color"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -330,4 +332,58 @@ func TestInspectResultTooLarge(t *testing.T) {
 	defer cancel()
 	go e2.ctrl.Inspect(ctx, "everything")
 	wantOutcome(t, e2, o2, StatusFailed, protocol.CappyInvalidMessage)
+}
+
+// Inspect values reach the agent sanitized and capped: 16 KB inline, a
+// larger value cut and written whole to a file under the capture
+// directory; the game's error as data.
+func TestServiceInspectSanitizesAndCaps(t *testing.T) {
+	e := newEnv(t, nil)
+	a := connect(t, e, playCaps...)
+	big := strings.Repeat("golem ", 30<<10/6)
+	a.auto.Store(new(func(m msg) bool {
+		if m.Type != "inspect" {
+			return false
+		}
+		var v any
+		switch m.str("query") {
+		case "small":
+			v = map[string]any{"name": "Golem\u202eKing\u200b", "hp\u2066": 550}
+		case "big":
+			v = map[string]any{"lore": big, "evil": "a\u202eb"}
+		case "invalid":
+			a.send(t, map[string]any{"type": "inspect_result", "id": m.str("id"), "error": map[string]any{"code": "X", "message": "a bell\u0007"}})
+			return true
+		default:
+			a.send(t, map[string]any{"type": "inspect_result", "id": m.str("id"), "error": map[string]any{"code": "NO\u202eKEY", "message": "no such key\u2066"}})
+			return true
+		}
+		a.send(t, map[string]any{"type": "inspect_result", "id": m.str("id"), "value": v})
+		return true
+	}))
+	s := &Service{Controller: e.ctrl, Store: e.st, Config: &CaptureConfig{}}
+	ctx := context.Background()
+	v, err := s.Inspect(ctx, "small")
+	if err != nil || v.Truncated || v.File != "" || strings.ContainsAny(string(v.Value), "\u202e\u200b\u2066") || !strings.Contains(string(v.Value), `"hp":550`) {
+		t.Fatalf("small: %+v %s %v", v, v.Value, err)
+	}
+	v, err = s.Inspect(ctx, "big")
+	if err != nil || !v.Truncated || v.Value != nil || v.Bytes <= MaxInspectAgentBytes || len(v.Preview) > MaxInspectAgentBytes {
+		t.Fatalf("big: truncated %v, %d bytes, preview %d, %v", v.Truncated, v.Bytes, len(v.Preview), err)
+	}
+	if !strings.HasPrefix(v.File, filepath.Join(filepath.Dir(e.frameDir), "inspect")) {
+		t.Fatalf("file %s not under the capture directory", v.File)
+	}
+	whole, err := os.ReadFile(v.File)
+	if err != nil || !strings.Contains(string(whole), big) || strings.ContainsRune(string(whole), '\u202e') {
+		t.Fatalf("the file does not hold the whole value, sanitized (%d bytes): %v", len(whole), err)
+	}
+	v, err = s.Inspect(ctx, "nope")
+	if err != nil || v.ErrorCode == "" || strings.ContainsAny(v.ErrorCode+v.ErrorMessage, "\u202e\u2066") {
+		t.Fatalf("error: %+v %v", v, err)
+	}
+	// An answer that does not decode ends its inspect at once.
+	_, err = s.Inspect(ctx, "invalid")
+	wantCode(t, err, protocol.CappyInvalidMessage)
+	a.expectError(t, protocol.CappyInvalidMessage)
 }
