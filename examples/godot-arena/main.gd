@@ -16,9 +16,9 @@ var _autopilot: Autopilot
 
 
 func _ready() -> void:
-	_add_input_actions()
-	# What an agent plays with (crosscode-mcp's step_game): the arena's
-	# InputMap, the four moves joined into one axis2d.
+	# What an agent plays with (crosscode-mcp's step_game): the project's
+	# InputMap (Project Settings > Input Map), the four moves joined into
+	# one axis2d.
 	Cappy.add_axis2d("move", "move_left", "move_right", "move_up", "move_down",
 		"walk: x -1 (left) to 1 (right), y -1 (up) to 1 (down); 3 px per physics frame at full tilt, held until changed")
 	Cappy.describe_action("attack", "swing at the nearest foe within 44 px, once per press: send pressed false then true to swing again (12 physics frames of cooldown)")
@@ -104,19 +104,3 @@ func _on_world_happened(event: String, payload: Dictionary, duration_ms: float) 
 
 func _seed_of(op: CappyOperation) -> int:
 	return hash(op.scenario + JSON.stringify(op.params)) & 0x7fffffff
-
-
-func _add_input_actions() -> void:
-	var keys := {
-		"move_left": [KEY_LEFT, KEY_A], "move_right": [KEY_RIGHT, KEY_D],
-		"move_up": [KEY_UP, KEY_W], "move_down": [KEY_DOWN, KEY_S],
-		"attack": [KEY_SPACE], "dodge": [KEY_SHIFT],
-	}
-	for action: String in keys:
-		if InputMap.has_action(action):
-			continue
-		InputMap.add_action(action)
-		for key: Key in keys[action]:
-			var e := InputEventKey.new()
-			e.physical_keycode = key
-			InputMap.action_add_event(action, e)

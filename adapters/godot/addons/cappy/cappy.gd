@@ -69,6 +69,7 @@ var _scenarios := {} # id -> {"entry": wire description, "run": Callable}
 var _cameras := {} # name -> Camera2D or Camera3D
 var _freeform_start := Callable()
 var _errors := ScriptErrors.new()
+var _errors_logged := false # _errors is one of the engine's loggers
 var _frames := Frames.new()
 var _actions := AgentActions.new()
 var _actions_sent := "" # the actions message last handed to the connection
@@ -129,6 +130,7 @@ func _ready() -> void:
 	if build.is_empty():
 		build = str(ProjectSettings.get_setting("application/config/version", ""))
 	OS.add_logger(_errors)
+	_errors_logged = true
 	_frames.setup(self)
 	var late := LateTick.new()
 	late.cappy = self
@@ -150,7 +152,9 @@ func _exit_tree() -> void:
 			_teardown("cancelled")
 		_conn.close(1001, "game quitting")
 		_conn = null
-	OS.remove_logger(_errors)
+	if _errors_logged:
+		OS.remove_logger(_errors)
+		_errors_logged = false
 
 
 ## Whether this game was started by a Cappy controller (CAPPY_ENDPOINT set).
