@@ -556,6 +556,10 @@ func _on_step(op_id: String, m: Dictionary) -> void:
 		return
 	_step_id = id
 	_step = {"id": id, "ms": float(ms), "events": built["events"]}
+	if float(ms) == 0.0 and _held and _armed and _step_left == 0 and not _picture_due:
+		# A look changes nothing in the held simulation: no need to wait
+		# for a physics frame (its input goes in with the next step's).
+		_begin_step()
 
 
 func _refuse_step(op_id: String, id: String, code: String, message: String) -> void:
