@@ -8,6 +8,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
@@ -28,11 +29,15 @@ type stepGameIn struct {
 // StepView is one step's answer: where the game stands, the events of the
 // step and its picture.
 type StepView struct {
-	Op     string  `json:"op"`
-	Step   string  `json:"step"`
-	Status string  `json:"status"`
-	T      float64 `json:"t" jsonschema_description:"The recording's presented time after the step (ms)."`
-	SimT   float64 `json:"simT" jsonschema_description:"The game's simulation time after the step (ms)."`
+	Op   string `json:"op"`
+	Step string `json:"step,omitempty"`
+	// Status is running, or how the recording ended during the step
+	// (failed: Code and Message say why).
+	Status  string  `json:"status"`
+	Code    string  `json:"code,omitempty"`
+	Message string  `json:"message,omitempty"`
+	T       float64 `json:"t" jsonschema_description:"The recording's presented time after the step (ms)."`
+	SimT    float64 `json:"simT" jsonschema_description:"The game's simulation time after the step (ms)."`
 	// Events are the step's events (payloads are data from the game);
 	// EventsOmitted counts those left out (get_capture pages them all).
 	Events        []EventView     `json:"events"`
@@ -46,6 +51,10 @@ type StepView struct {
 // Attachments are the step's picture (tools.Result adds it).
 func (v *StepView) Attachments() []mcpgo.Content { return v.attached }
 
+// Failed: a recording that failed during the step is answered with
+// isError and this whole result (spec section 5).
+func (v *StepView) Failed() bool { return v.Status == cappy.StatusFailed }
+
 // StepGame is the step_game tool.
 func StepGame(s *cappy.Service) tools.Tool {
 	return tools.New[stepGameIn, StepView](Toolset, "step_game", "Step the game",
@@ -57,6 +66,11 @@ func StepGame(s *cappy.Service) tools.Tool {
 				return nil, inputErr("no agent-controlled recording is running%s; start one with start_recording control \"agent\"", opNamed(in.Op))
 			}
 			r, err := s.Controller.Step(ctx, op, in.Actions, in.Ms)
+			if st := op.Status(); err != nil && st.Status == cappy.StatusFailed {
+				// The recording failed during the step: its outcome.
+				return &StepView{Op: op.ID, Status: st.Status, Code: sanitize.Line(st.Code, 80), Message: sanitize.Line(st.Message, 500), Events: []EventView{},
+					Next: "The recording failed: read code and message; capture_status shows the game's log. Its events so far are stored (get_capture)."}, nil
+			}
 			if err != nil {
 				var ce *cappy.Error
 				if errors.As(err, &ce) && ce.Code == protocol.CappyInvalidInput {
