@@ -45,8 +45,8 @@ func TestHolders(t *testing.T) {
 		{"ada", "src/game/boss.gd", nil}, // her own
 		{"ada", "src/ui/menu.gd", []string{sh.Claim.ID}},
 		{"ada", "src/ui/deep/menu.gd", nil},
-		{"ada", "docs/i.md", nil},      // held by the class, but...
-		{"ada", "docs/[id].md", nil},   // ...a file named like the pattern is not in it
+		{"ada", "docs/i.md", nil},    // held by the class, but...
+		{"ada", "docs/[id].md", nil}, // ...a file named like the pattern is not in it
 		{"carol", "src/game", []string{ex.Claim.ID}},
 	} {
 		got := holders(tc.actor, tc.path)
