@@ -402,6 +402,7 @@ func _hold() -> void:
 	_held = true
 	_tree_was_paused = get_tree().paused
 	get_tree().paused = true
+	_frames.set_held(true)
 
 
 func _release() -> void:
@@ -409,6 +410,7 @@ func _release() -> void:
 		return
 	_held = false
 	get_tree().paused = _tree_was_paused
+	_frames.set_held(false)
 
 
 func _hello() -> Dictionary:

@@ -17,6 +17,8 @@ var _mime := "image/jpeg"
 var _next_t := 0.0
 var _last_t := -INF
 var _step_done := Callable() # a step picture is due at the next draw
+var _held := false # the simulation is held
+var _held_drawn := false # and the last draw shows it held
 
 
 ## Connects to the renderer, when there is one.
@@ -65,12 +67,22 @@ func width_for(op: RefCounted) -> int:
 	return mini(int(_cappy.get_viewport().get_visible_rect().size.x), _max_width)
 
 
-## Sends a frame with reason "step" at the next draw (the simulation is
-## held, so it shows the state the step ended in), beside the rate, then
-## calls done.
+## Tells whether the simulation is held (nothing changes until it is
+## released).
+func set_held(held: bool) -> void:
+	_held = held
+	_held_drawn = false
+
+
+## Sends a frame with reason "step" of the held state, beside the rate,
+## then calls done: at once when a draw since the hold shows it already,
+## else at the next draw.
 func step_picture(op: RefCounted, done: Callable) -> void:
 	if not active_for(op):
 		done.call()
+		return
+	if _held_drawn:
+		_step_now(done)
 		return
 	_step_done = done
 
@@ -97,17 +109,23 @@ func _on_frame_post_draw() -> void:
 	if _op == null or not _op.is_active():
 		return
 	var t: float = _op.presented_time_ms()
+	_held_drawn = _held
 	if _step_done.is_valid():
 		var done := _step_done
 		_step_done = Callable()
-		_send(t, "step")
-		_next_t = maxf(_next_t, (floorf(t / _interval_ms) + 1.0) * _interval_ms)
-		done.call()
+		_step_now(done)
 		return
 	if t < _next_t:
 		return
 	_send(t, "")
 	_next_t = (floorf(t / _interval_ms) + 1.0) * _interval_ms
+
+
+func _step_now(done: Callable) -> void:
+	var t: float = _op.presented_time_ms()
+	_send(t, "step")
+	_next_t = maxf(_next_t, (floorf(t / _interval_ms) + 1.0) * _interval_ms)
+	done.call()
 
 
 func _send(t: float, reason: String) -> void:
