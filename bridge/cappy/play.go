@@ -30,9 +30,13 @@ const DefaultStepGrace = 10 * time.Second
 // InspectTimeout bounds how long an inspect waits for its answer.
 const InspectTimeout = 10 * time.Second
 
-// MaxStepEvents is the most events of one step kept in memory for its
-// answer; the rest are counted (all are stored).
-const MaxStepEvents = 200
+// MaxStepEvents and MaxStepEventBytes bound the events of one step kept
+// in memory for its answer (their count, and their payloads' bytes); the
+// rest are counted (all are stored).
+const (
+	MaxStepEvents     = 200
+	MaxStepEventBytes = 256 << 10
+)
 
 // playState is an agent-controlled recording's steps; guarded by
 // Operation.mu.
@@ -49,7 +53,8 @@ type stepWait struct {
 	sent   time.Time
 	done   chan struct{}
 	events []store.CaptureEvent
-	more   int64 // events past MaxStepEvents
+	bytes  int   // of the events' payloads
+	more   int64 // events past MaxStepEvents or MaxStepEventBytes
 	frame  *protocol.Frame
 	seq    int64 // the frame's, when it was stored
 	res    *protocol.Stepped
@@ -234,8 +239,10 @@ func (o *Operation) stepEvent(e store.CaptureEvent) {
 	if w == nil {
 		return
 	}
-	if len(w.events) < MaxStepEvents {
+	// The first ones, in order: once one is left out, so are the rest.
+	if w.more == 0 && len(w.events) < MaxStepEvents && w.bytes+len(e.Payload) <= MaxStepEventBytes {
 		w.events = append(w.events, e)
+		w.bytes += len(e.Payload)
 	} else {
 		w.more++
 	}

@@ -387,3 +387,31 @@ func TestServiceInspectSanitizesAndCaps(t *testing.T) {
 	wantCode(t, err, protocol.CappyInvalidMessage)
 	a.expectError(t, protocol.CappyInvalidMessage)
 }
+
+// A step's first events are kept for its answer, up to MaxStepEvents and
+// MaxStepEventBytes of payloads; the rest are counted, and all are stored.
+func TestStepEventsCapped(t *testing.T) {
+	e := newEnv(t, nil)
+	a, o := agentRecording(t, e, nil)
+	ch := stepAsync(e, o, nil, 1000)
+	a.expect(t, "step")
+	big := strings.Repeat("x", 100<<10)
+	for i := range MaxStepEvents + 5 {
+		ev := map[string]any{"type": "event", "op": o.ID, "t": i, "event": "TICK"}
+		if i < 3 {
+			ev["payload"] = map[string]any{"blob": big}
+		}
+		a.send(t, ev)
+	}
+	a.send(t, map[string]any{"type": "stepped", "op": o.ID, "id": "s1", "t": 1000, "simT": 1000})
+	r := recvStep(t, ch)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n := int64(len(r.res.Events)) + r.res.EventsOmitted; n != MaxStepEvents+5 || len(r.res.Events) != 2 || r.res.Events[1].T != 1 {
+		t.Fatalf("kept %d, omitted %d", len(r.res.Events), r.res.EventsOmitted)
+	}
+	if st := o.Status(); st.Events != MaxStepEvents+5 {
+		t.Fatalf("events %d", st.Events)
+	}
+}
