@@ -66,7 +66,8 @@ func (s *Service) Inspect(ctx context.Context, query string) (*InspectValue, err
 		return nil, errorf(protocol.CappyInvalidMessage, "the game's inspect value is not JSON: %v", err)
 	}
 	out.Bytes = len(clean)
-	if len(clean) <= MaxInspectAgentBytes {
+	// Measured as the result will carry it (json.Marshal escapes <, >, &).
+	if carried, err := json.Marshal(clean); err == nil && len(carried) <= MaxInspectAgentBytes {
 		out.Value = clean
 		return out, nil
 	}
