@@ -2,6 +2,7 @@ package cappy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"image/color"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -413,5 +415,15 @@ func TestStepEventsCapped(t *testing.T) {
 	}
 	if st := o.Status(); st.Events != MaxStepEvents+5 {
 		t.Fatalf("events %d", st.Events)
+	}
+}
+
+func TestInspectPreviewFits(t *testing.T) {
+	for _, text := range []string{strings.Repeat(`"<&>\`, 5000), strings.Repeat("é", 9000), strings.Repeat("a", 100)} {
+		p := preview([]byte(text), 8<<10)
+		b, _ := json.Marshal(p)
+		if len(b) > 8<<10 || !strings.HasSuffix(p, "…") || !strings.HasPrefix(text, strings.TrimSuffix(p, "…")) || !utf8.ValidString(p) {
+			t.Fatalf("preview of %.20q: %d bytes encoded", text, len(b))
+		}
 	}
 }

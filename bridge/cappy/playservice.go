@@ -76,14 +76,31 @@ func (s *Service) Inspect(ctx context.Context, query string) (*InspectValue, err
 		return nil, err
 	}
 	out.Truncated, out.File = true, file
-	// The preview's JSON string escapes quotes: keep it within the cap
-	// once encoded.
-	p := clean[:MaxInspectAgentBytes/2]
-	for len(p) > 0 && !utf8.Valid(p) {
-		p = p[:len(p)-1]
-	}
-	out.Preview = string(p) + "…"
+	out.Preview = preview(clean, MaxInspectAgentBytes/2)
 	return out, nil
+}
+
+// preview is the start of a value's JSON text whose JSON string encoding
+// (quotes and backslashes escaped, and <, >, &) takes at most max bytes,
+// cut at a character, with an ellipsis.
+func preview(text []byte, max int) string {
+	n, size := 0, 2
+	for n < len(text) {
+		r, w := utf8.DecodeRune(text[n:])
+		cost := w
+		switch {
+		case r == '"' || r == '\\':
+			cost = 2
+		case r == '<' || r == '>' || r == '&' || r < 0x20 || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+			cost = 6
+		}
+		if size+cost > max-len("…") {
+			break
+		}
+		size += cost
+		n += w
+	}
+	return string(text[:n]) + "…"
 }
 
 // writeInspect writes a large inspect value (indented) to the capture
