@@ -331,17 +331,21 @@ type Tokens struct {
 	Tokens            int
 }
 
-// Tokens are the play's figures for workspace_status, claim, run_scenario
-// and get_capture with 3 keyframes, in that order (the steps that did not
-// come back are left out).
+// Tokens are the play's figures for workspace_status, claim, run_scenario,
+// get_capture with 3 keyframes and a failed run_scenario, in that order
+// (the steps that did not come back are left out).
 func (p *Play) Tokens() []Tokens {
 	var out []Tokens
-	for _, i := range []int{6, 0, 2, 3} {
+	for _, i := range []int{6, 0, 2, 3, 5} {
 		if i >= len(p.steps) || p.steps[i].result == nil {
 			continue
 		}
 		r := p.steps[i].result
-		tk := Tokens{Tool: p.steps[i].tool, TextBytes: len(r.Text), Images: len(r.Images), Tokens: len(r.Text) / 4}
+		tool := p.steps[i].tool
+		if i == 5 {
+			tool += " (failed)"
+		}
+		tk := Tokens{Tool: tool, TextBytes: len(r.Text), Images: len(r.Images), Tokens: len(r.Text) / 4}
 		for _, im := range r.Images {
 			tk.Tokens += im.Width * im.Height / 750
 		}
