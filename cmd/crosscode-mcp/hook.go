@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -102,13 +103,17 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{msg: "hooks: " + err.Error()}
 		}
 	}
+	quote := hookQuoter(runtime.GOOS, *client)
 	cmd := *exe
 	if cmd == "" {
 		path, err := os.Executable()
 		if err != nil {
 			path = "crosscode-mcp"
 		}
-		cmd = shellQuote(filepath.ToSlash(path))
+		cmd = quote(filepath.ToSlash(path))
+		if runtime.GOOS == "windows" && *client == "gemini" {
+			cmd = "& " + cmd // PowerShell runs a quoted path only with its call operator
+		}
 	}
 	cmd += " hook"
 	for _, f := range []struct {
@@ -120,7 +125,7 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if f.name == "--data" {
 				v = filepath.ToSlash(v)
 			}
-			cmd += " " + f.name + " " + shellQuote(v)
+			cmd += " " + f.name + " " + quote(v)
 		}
 	}
 	if *strict {
@@ -140,4 +145,19 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "Codex runs a new hook only after you review it (/hooks in its TUI), and a project's hooks only in a trusted project.")
 	}
 	return nil
+}
+
+// hookQuoter quotes a word of a hook command for the shell the client
+// runs it with: sh (and Git Bash, Claude Code's on Windows) reads single
+// quotes; on Windows, Gemini CLI runs PowerShell, whose single quotes are
+// literal too, and Codex runs cmd.exe, which knows only double quotes
+// (paths and flag values hold no double quote).
+func hookQuoter(goos, client string) func(string) string {
+	if goos == "windows" && client == "codex" {
+		return func(s string) string { return `"` + s + `"` }
+	}
+	if goos == "windows" && client == "gemini" {
+		return func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	}
+	return shellQuote
 }

@@ -430,3 +430,20 @@ func TestHookRemoteModeOffline(t *testing.T) {
 		t.Fatalf("the outbox's claim: want a denial: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestHookQuoter: a path with a space and a quote survives each client's
+// shell: sh's single quotes, PowerShell's (quote doubled), cmd.exe's
+// double quotes.
+func TestHookQuoter(t *testing.T) {
+	for _, tc := range []struct{ goos, client, want string }{
+		{"linux", "claude-code", `'C:/My Tools/it'\''s/crosscode-mcp'`},
+		{"windows", "claude-code", `'C:/My Tools/it'\''s/crosscode-mcp'`},
+		{"windows", "gemini", `'C:/My Tools/it''s/crosscode-mcp'`},
+		{"windows", "codex", `"C:/My Tools/it's/crosscode-mcp"`},
+		{"darwin", "codex", `'C:/My Tools/it'\''s/crosscode-mcp'`},
+	} {
+		if got := hookQuoter(tc.goos, tc.client)("C:/My Tools/it's/crosscode-mcp"); got != tc.want {
+			t.Errorf("%s %s: %s, want %s", tc.goos, tc.client, got, tc.want)
+		}
+	}
+}
