@@ -297,7 +297,15 @@ func (s *session) step(v *protocol.Step) {
 		}
 	}
 	op := s.cur
-	if op == nil || op.id != v.Op || op.play == nil || !op.launched || op.finished {
+	over := false
+	if op != nil {
+		select {
+		case <-op.done:
+			over = true
+		default:
+		}
+	}
+	if op == nil || op.id != v.Op || op.play == nil || !op.launched || over {
 		refuse(protocol.CappyOutOfState, fmt.Sprintf("operation %s is not an agent-controlled recording in progress", v.Op))
 		return
 	}
