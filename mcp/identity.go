@@ -38,7 +38,8 @@ type SessionRefInput struct {
 // SessionReference picks agent.sessionReference by the documented
 // precedence: the flag (or CROSSCODE_SESSION_REF), then
 // CLAUDE_CODE_SESSION_ID when the provider is claude-code, then the
-// sessionID in the tool call's _meta (OpenCode sends it), then this MCP
+// sessionId in the tool call's _meta (Codex sends its thread id there;
+// OpenCode once sent sessionID, 1.18 sends none), then this MCP
 // session's own id.
 func SessionReference(in SessionRefInput) string {
 	if in.Flag != "" {

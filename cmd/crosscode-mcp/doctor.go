@@ -220,7 +220,7 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 		add(Check{"identity", "fail", fmt.Sprintf("--provider %q is not one of %v", provider, protocol.Providers), "drop --provider or use a listed value"})
 		return out
 	}
-	ref := "the agent's own session id (Claude Code's CLAUDE_CODE_SESSION_ID, OpenCode's sessionID), else a new id per session"
+	ref := "the agent's own session id (Claude Code's CLAUDE_CODE_SESSION_ID, Codex's sessionId in each call), else a new id per session"
 	if cfg.SessionRef != "" {
 		ref = cfg.SessionRef
 	}

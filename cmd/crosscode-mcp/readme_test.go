@@ -129,11 +129,16 @@ func TestReadmeCommands(t *testing.T) {
 				if out, err := run(t, filepath.Join("..", ".."), args, 5*time.Minute); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
-			case args[0] == "claude" || args[0] == "codex":
-				// No client here (their own tests run them): check that what
-				// it would start is the server, directly or through npx, and
-				// that its flags parse.
-				_, started, ok := strings.Cut(line, " -- ")
+			case args[0] == "claude" || args[0] == "codex" || args[0] == "gemini":
+				// The clients' own tests run them (internal/agentclients):
+				// check that what it would start is the server, directly or
+				// through npx, and that its flags parse. Gemini CLI takes
+				// the command after the server's name, with no "--".
+				sep := " -- "
+				if args[0] == "gemini" {
+					sep = " crosscode "
+				}
+				_, started, ok := strings.Cut(line, sep)
 				started = strings.TrimPrefix(started, "cmd /c ")
 				rest, viaNpx := strings.CutPrefix(started, "npx -y crosscode-mcp")
 				rest, direct := strings.CutPrefix(rest, "crosscode-mcp")
