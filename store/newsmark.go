@@ -37,12 +37,12 @@ func (s *Store) NewsMark(ctx context.Context, workspace, key string) (seq int64,
 // marks unused for 30 days.
 func (s *Store) SetNewsMark(ctx context.Context, workspace, key string, seq int64) error {
 	now := time.Now()
-	if _, err := s.w.ExecContext(ctx, upsMirrorCursor, newsMarkName(workspace, key), seq, micros(now)); err != nil {
-		return fmt.Errorf("news mark: %w", err)
-	}
-	// The range of names that start with "news:" (";" follows ":").
-	if _, err := s.w.ExecContext(ctx, "DELETE FROM cursors WHERE name >= 'news:' AND name < 'news;' AND updated_us < ?", micros(now.Add(-newsMarkTTL))); err != nil {
-		return fmt.Errorf("news mark: %w", err)
-	}
-	return nil
+	return s.writeTx(ctx, "news mark", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, upsMirrorCursor, newsMarkName(workspace, key), seq, micros(now)); err != nil {
+			return err
+		}
+		// The range of names that start with "news:" (";" follows ":").
+		_, err := tx.ExecContext(ctx, "DELETE FROM cursors WHERE name >= 'news:' AND name < 'news;' AND updated_us < ?", micros(now.Add(-newsMarkTTL)))
+		return err
+	})
 }
