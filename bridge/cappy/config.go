@@ -45,7 +45,9 @@ type FramesConfig struct {
 	// differs (default 0.3).
 	DivergenceCellThreshold float64 `json:"divergenceCellThreshold,omitempty"`
 	// MaxSkewMs is how far apart in simulation time a replay frame and a
-	// recording frame may be to be compared (default 20).
+	// recording frame may be to be paired (default 20); paired frames at
+	// different ticks are compared only when most pairs are not at the
+	// same simulation time (see Service.CompareFrames).
 	MaxSkewMs float64 `json:"maxSkewMs,omitempty"`
 }
 

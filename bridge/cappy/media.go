@@ -404,12 +404,17 @@ func (s *Service) writeVTT(ctx context.Context, op, path string) error {
 type VisualDivergence struct {
 	// Identical is true when every compared pair is under the threshold.
 	Identical bool `json:"identical"`
-	// Compared counts the frame pairs compared; Unpaired the replay's frames
-	// not compared: with no recording frame within MaxSkewMs of simulation
-	// time, or whose nearest one is nearer another replay frame (which is
-	// compared with it).
+	// Compared counts the frame pairs compared. The replay's frames not
+	// compared are Unpaired (no recording frame within MaxSkewMs of
+	// simulation time, or the nearest one is nearer another replay frame,
+	// which is compared with it) or Skewed (the nearest recording frame is
+	// within MaxSkewMs but at another simulation time, while most pairs
+	// share theirs: the game shows fixed ticks, so the two show different
+	// ticks, and the same tick's frame was not sent on one side, dropped
+	// when its encoder was behind).
 	Compared  int     `json:"compared"`
 	Unpaired  int     `json:"unpaired,omitempty"`
+	Skewed    int     `json:"skewed,omitempty" jsonschema_description:"Replay frames within maxSkewMs of a recording frame but at another tick, not compared (most pairs share their simulation time): a moving sprite is elsewhere a tick later."`
 	Threshold float64 `json:"threshold" jsonschema_description:"Of diff: the share of the picture that changed."`
 	// CellThreshold is the largest change one small area may have.
 	CellThreshold float64 `json:"cellThreshold"`
@@ -444,7 +449,8 @@ type VisualOptions struct {
 	// visual.DefaultDiffMaxThreshold).
 	CellThreshold float64
 	// MaxSkewMs is how far apart in simulation time two frames may be to
-	// be compared (default 20, about a frame at 50 Hz).
+	// be compared (default 20, about a frame at 50 Hz) when the two sides'
+	// frames do not mostly share their simulation times (see CompareFrames).
 	MaxSkewMs float64
 	// Budget bounds the comparison's time (default 10 s): a very long
 	// capture is compared as far as it goes, and says so.
@@ -454,9 +460,17 @@ type VisualOptions struct {
 // CompareFrames compares a replay's frames with its recording's at the
 // same simulation time: each side's t times its own timeScale. A replay
 // frame is paired with the recording frame nearest it, within MaxSkewMs,
-// unless another replay frame is nearer that one: a game that shows fixed
-// ticks has frames of the very same tick on both sides, and a frame one
-// tick away, beside them, shows the world moved on, not a divergence.
+// unless another replay frame is nearer that one.
+//
+// A game that steps in fixed ticks draws each frame at a tick, so most
+// pairs are at the very same simulation time (within sameTimeMs). Then
+// only those are compared: a frame a tick away shows the world moved on (a
+// moving sprite elsewhere), not another picture, and it is counted as
+// Skewed. That happens when one side did not send the same tick's frame
+// (an adapter drops frames when its encoder is behind). A game whose
+// frames mostly do not share their simulation times is compared pair by
+// nearest pair within MaxSkewMs.
+//
 // Frames with equal bytes are equal without decoding; others are compared
 // by visual signature (computed once per frame and kept).
 func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o *VisualOptions) (*VisualDivergence, error) {
@@ -505,10 +519,91 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 	}
 	recScale, repScale := recPres.TimeScale(), repPres.TimeScale()
 	deadline := time.Now().Add(opt.Budget)
-	next := s.framePager(ctx, recording)
-	a, aok := next()
+	// First the times alone (nothing decoded): do most pairs share their
+	// simulation time?
+	var same, skewed int
+	pairFrames(s.framePager(ctx, recording), s.framePager(ctx, replay), recScale, repScale, opt.MaxSkewMs, func(_, _ *store.CaptureFrame, _ float64, k pairKind) bool {
+		switch k {
+		case pairSame:
+			same++
+		case pairSkewed:
+			skewed++
+		}
+		return time.Now().Before(deadline)
+	})
+	ticks := same > skewed
+	var ferr error
+	pairFrames(s.framePager(ctx, recording), s.framePager(ctx, replay), recScale, repScale, opt.MaxSkewMs, func(best, f *store.CaptureFrame, sim float64, k pairKind) bool {
+		switch {
+		case k == pairNone || k == pairBeside:
+			d.Unpaired++
+			return true
+		case k == pairSkewed && ticks:
+			d.Skewed++
+			return true
+		}
+		if time.Now().After(deadline) {
+			d.Skipped = fmt.Sprintf("compared for %s and stopped at t=%s: the rest is not compared", opt.Budget, ms(f.T))
+			return false
+		}
+		diff, cell, err := s.frameDiff(ctx, recording, best, replay, f)
+		if err != nil {
+			ferr = err
+			return false
+		}
+		d.Compared++
+		d.MaxDiff, d.MaxCell = max(d.MaxDiff, diff), max(d.MaxCell, cell)
+		if diff <= opt.Threshold && cell <= opt.CellThreshold {
+			return true
+		}
+		d.Identical = false
+		d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, math.Round(sim*1000)/1000, diff, cell // t x timeScale, less its float noise
+		if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
+			d.Event = sanitize.Line(e.Event, 120)
+		}
+		jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
+		if err == nil {
+			path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
+			if writeFileAtomic(path, jpg) == nil {
+				d.Image = path
+				d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f, largest area change %.3f)", diff, cell),
+					T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
+			}
+		}
+		return false
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if d.Compared == 0 && d.Skipped == "" {
+		d.Identical = false
+		d.Skipped = fmt.Sprintf("no replay frame was within %gms of simulation time of a recording frame", opt.MaxSkewMs)
+	}
+	return d, nil
+}
+
+// sameTimeMs is how close in simulation time two frames are to show the
+// same tick: adapters may round t, and a tick is 4 ms or more (240 Hz).
+const sameTimeMs = 1
+
+// pairKind is how a replay frame pairs with the recording's frames.
+type pairKind int
+
+const (
+	pairNone   pairKind = iota // no recording frame within maxSkewMs
+	pairBeside                 // the nearest recording frame is nearer another replay frame
+	pairSame                   // a recording frame at the same simulation time (within sameTimeMs)
+	pairSkewed                 // the nearest recording frame is within maxSkewMs, at another simulation time
+)
+
+// pairFrames walks the replay's frames (nextRep) in order, each with the
+// recording frame (of nextRec) nearest it in simulation time (each side's
+// t times its timeScale) and how the two pair, until fn returns false. The
+// recording frame is nil for pairNone. Both pointers are valid during the
+// call only.
+func pairFrames(nextRec, nextRep func() (store.CaptureFrame, bool), recScale, repScale, maxSkew float64, fn func(best, f *store.CaptureFrame, sim float64, k pairKind) bool) {
+	a, aok := nextRec()
 	var before *store.CaptureFrame // the recording frame before a
-	nextRep := s.framePager(ctx, replay)
 	g, gok := nextRep()
 	var last float64 // the simulation time of the replay frame before f
 	hasLast := false
@@ -522,7 +617,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		for aok && a.T*recScale < sim {
 			cp := a
 			before = &cp
-			a, aok = next()
+			a, aok = nextRec()
 		}
 		best := (*store.CaptureFrame)(nil)
 		if aok {
@@ -531,49 +626,27 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		if before != nil && (best == nil || sim-before.T*recScale <= best.T*recScale-sim) {
 			best = before
 		}
-		if best == nil || math.Abs(best.T*recScale-sim) > opt.MaxSkewMs {
-			d.Unpaired++
-			continue
+		var k pairKind
+		skew := math.Inf(1)
+		if best != nil {
+			skew = math.Abs(best.T*recScale - sim)
 		}
+		switch {
+		case skew > maxSkew:
+			k, best = pairNone, nil
+		case skew <= min(sameTimeMs, maxSkew):
+			k = pairSame
 		// The replay frames nearest best are f's neighbours: one of them
 		// nearer best is compared with it instead.
-		if skew := math.Abs(best.T*recScale - sim); (hasPrev && math.Abs(best.T*recScale-prevSim) < skew) || (gok && math.Abs(best.T*recScale-g.T*repScale) < skew) {
-			d.Unpaired++
-			continue
+		case hasPrev && math.Abs(best.T*recScale-prevSim) < skew, gok && math.Abs(best.T*recScale-g.T*repScale) < skew:
+			k = pairBeside
+		default:
+			k = pairSkewed
 		}
-		if time.Now().After(deadline) {
-			d.Skipped = fmt.Sprintf("compared for %s and stopped at t=%s: the rest is not compared", opt.Budget, ms(f.T))
-			break
-		}
-		diff, cell, err := s.frameDiff(ctx, recording, best, replay, &f)
-		if err != nil {
-			return nil, err
-		}
-		d.Compared++
-		d.MaxDiff, d.MaxCell = max(d.MaxDiff, diff), max(d.MaxCell, cell)
-		if diff > opt.Threshold || cell > opt.CellThreshold {
-			d.Identical = false
-			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, math.Round(sim*1000)/1000, diff, cell // t x timeScale, less its float noise
-			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
-				d.Event = sanitize.Line(e.Event, 120)
-			}
-			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(&f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
-			if err == nil {
-				path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
-				if writeFileAtomic(path, jpg) == nil {
-					d.Image = path
-					d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f, largest area change %.3f)", diff, cell),
-						T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
-				}
-			}
-			return d, nil
+		if !fn(best, &f, sim, k) {
+			return
 		}
 	}
-	if d.Compared == 0 && d.Skipped == "" {
-		d.Identical = false
-		d.Skipped = fmt.Sprintf("no replay frame was within %gms of simulation time of a recording frame", opt.MaxSkewMs)
-	}
-	return d, nil
 }
 
 func presentationOf(c *store.Capture) protocol.Presentation {

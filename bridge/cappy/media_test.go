@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // mediaEnv is a service (for its media methods) with a scripted adapter.
@@ -42,8 +44,15 @@ type shot struct {
 // frames (at quality q) and events at the given t; it returns the op.
 func scriptedRun(t *testing.T, e *env, a *testAdapter, pres protocol.Presentation, shots []shot, q int, events map[float64]string) string {
 	t.Helper()
+	return scriptedRunFPS(t, e, a, pres, shots, q, events, 4)
+}
+
+// scriptedRunFPS is scriptedRun with frames asked at fps (the controller
+// keeps up to twice that rate).
+func scriptedRunFPS(t *testing.T, e *env, a *testAdapter, pres protocol.Presentation, shots []shot, q int, events map[float64]string, fps float64) string {
+	t.Helper()
 	r := scenarioReq()
-	r.Presentation, r.Frames = pres, &protocol.FramesRequest{FPS: 4, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}
+	r.Presentation, r.Frames = pres, &protocol.FramesRequest{FPS: fps, MaxWidth: 640, Formats: []string{protocol.MimeJPEG}}
 	o := start(t, e, r)
 	a.expect(t, "prepare_scenario")
 	a.send(t, map[string]any{"type": "ready", "op": o.ID})
@@ -285,12 +294,13 @@ func TestCompareFrames(t *testing.T) {
 	if err != nil || !d.Identical || d.Compared != 4 || d.Unpaired != 1 {
 		t.Fatalf("a frame beside the same tick: %+v %v", d, err)
 	}
-	// Without the replay's frame at 900, its 890 is the nearest, and its
-	// picture differs.
+	// Without the replay's frame at 900 (dropped), its 890 is the nearest,
+	// and its picture differs: it shows another moment, not another
+	// picture, and is not compared (the other pairs share their times).
 	half = slices.Delete(half, 3, 4)
 	d, err = s.CompareFrames(ctx, recTicks, scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, half, 90, ev), nil)
-	if err != nil || d.Identical || d.Compared != 3 || d.T != 1780 || d.RecordingT != 900 || d.SimT != 890 {
-		t.Fatalf("the nearest frame within maxSkewMs: %+v %v", d, err)
+	if err != nil || !d.Identical || d.Compared != 3 || d.Skewed != 1 || d.Unpaired != 0 {
+		t.Fatalf("the nearest frame within maxSkewMs, a tick away: %+v %v", d, err)
 	}
 	// Another camera: pictures are not compared.
 	cam := scriptedRun(t, e, a, protocol.Presentation{"camera": "overview"}, fight(500), 90, ev)
@@ -301,6 +311,150 @@ func TestCompareFrames(t *testing.T) {
 	fs := storedFrames(t, e, rec)
 	if len(fs[0].Sig) == 0 {
 		t.Fatal("the recording's signatures were not kept")
+	}
+}
+
+// tickRun is a game of fixed 20 ms ticks with a small sprite moving 6 px
+// a tick over a still background (palette[2]): the shots of the given
+// ticks at timeScale ts (t = simT / ts), less those in dropped (frames the
+// adapter did not send, its encoder behind). change, when set, alters the
+// shot of a tick.
+func tickRun(ticks []int, ts float64, dropped []int, change func(tick int, sh *shot)) []shot {
+	var out []shot
+	for _, k := range ticks {
+		if slices.Contains(dropped, k) {
+			continue
+		}
+		sh := shot{float64(k*20) / ts, palette[2], 10 + 6*k}
+		if change != nil {
+			change(k, &sh)
+		}
+		out = append(out, sh)
+	}
+	return out
+}
+
+// TestCompareFramesTicks: a replay is compared with its recording at the
+// same ticks; a frame whose same-tick partner was dropped is not compared
+// with the tick beside it (where the sprite has moved on), and a real
+// change at a tick both have still shows.
+func TestCompareFramesTicks(t *testing.T) {
+	s, e, a := mediaEnv(t)
+	ctx := context.Background()
+	ev := map[float64]string{0: "SPAWN"}
+	var every, everyOther []int
+	for k := 0; k <= 40; k++ {
+		every = append(every, k)
+		if k%2 == 0 {
+			everyOther = append(everyOther, k)
+		}
+	}
+	// The recording has a frame every other tick (0, 40, 80 ms ...); its
+	// half-speed replay one every tick, but for three its encoder dropped
+	// (40, 200 and 520 ms), so its frames at 60, 220 and 540 ms are the
+	// nearest to the recording's there, 20 ms (one tick, within maxSkewMs)
+	// away, and show the sprite 6 px further on.
+	rec := scriptedRunFPS(t, e, a, nil, tickRun(everyOther, 1, nil, nil), 90, ev, 30)
+	dropped := []int{2, 10, 26}
+	replay := func(change func(int, *shot)) string {
+		return scriptedRunFPS(t, e, a, protocol.Presentation{"timeScale": 0.5}, tickRun(every, 0.5, dropped, change), 90, ev, 30)
+	}
+	d, err := s.CompareFrames(ctx, rec, replay(nil), nil)
+	if err != nil || !d.Identical || d.Compared != 18 || d.Skewed != 3 || d.Unpaired != 17 || d.Skipped != "" || d.Image != "" {
+		t.Fatalf("a replay missing three same-tick frames: %+v %v", d, err)
+	}
+	// Those pairs do differ: at most 20 ms apart they are within
+	// maxSkewMs, and a pair of ticks that is not the same tick is told
+	// apart by its sprite.
+	if d, err := s.CompareFrames(ctx, rec, replay(nil), &VisualOptions{MaxSkewMs: 10}); err != nil || !d.Identical || d.Compared != 18 || d.Skewed != 0 || d.Unpaired != 20 {
+		t.Fatalf("maxSkewMs 10: %+v %v", d, err)
+	}
+	// The sprite drawn elsewhere at a tick both sides have (400 ms).
+	d, err = s.CompareFrames(ctx, rec, replay(func(k int, sh *shot) {
+		if k == 20 {
+			sh.boxX = 280
+		}
+	}), nil)
+	if err != nil || d.Identical || d.SimT != 400 || d.RecordingT != 400 || d.T != 800 || d.Cell <= d.CellThreshold || d.Image == "" {
+		t.Fatalf("a sprite elsewhere at the same tick: %+v %v", d, err)
+	}
+	// Another palette from the tick of a skewed frame (540 ms) on: the
+	// next tick both sides have (560 ms) shows it.
+	d, err = s.CompareFrames(ctx, rec, replay(func(k int, sh *shot) {
+		if k >= 27 {
+			sh.c = palette[0]
+		}
+	}), nil)
+	if err != nil || d.Identical || d.SimT != 560 || d.RecordingT != 560 || d.Diff <= d.Threshold || d.Skewed != 3 {
+		t.Fatalf("another palette: %+v %v", d, err)
+	}
+}
+
+// TestCompareFramesNearest: a game whose frames do not share their
+// simulation times on the two sides (not fixed ticks, or another phase) is
+// compared frame by nearest frame within maxSkewMs.
+func TestCompareFramesNearest(t *testing.T) {
+	s, e, a := mediaEnv(t)
+	ctx := context.Background()
+	ev := map[float64]string{0: "SPAWN"}
+	rec := scriptedRun(t, e, a, nil, fight(500), 90, ev)
+	// The replay's frames 7 ms after the recording's (but the first, at 0).
+	shifted := func(change int) []shot {
+		var out []shot
+		for i, sh := range fight(500) {
+			if i > 0 {
+				sh.t += 7
+			}
+			if i == change {
+				sh.c = color.RGBA{250, 250, 250, 255}
+			}
+			out = append(out, shot{sh.t * 2, sh.c, 0})
+		}
+		return out
+	}
+	d, err := s.CompareFrames(ctx, rec, scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, shifted(-1), 90, ev), nil)
+	if err != nil || !d.Identical || d.Compared != 7 || d.Skewed != 0 || d.Unpaired != 0 {
+		t.Fatalf("7 ms apart: %+v %v", d, err)
+	}
+	d, err = s.CompareFrames(ctx, rec, scriptedRun(t, e, a, protocol.Presentation{"timeScale": 0.5}, shifted(4), 90, ev), nil)
+	if err != nil || d.Identical || d.SimT != 2007 || d.RecordingT != 2000 || d.Diff <= d.Threshold {
+		t.Fatalf("7 ms apart, another picture: %+v %v", d, err)
+	}
+}
+
+// TestPairFrames: how a replay frame pairs with the recording's frames.
+func TestPairFrames(t *testing.T) {
+	frames := func(ts ...float64) func() (store.CaptureFrame, bool) {
+		return func() (store.CaptureFrame, bool) {
+			if len(ts) == 0 {
+				return store.CaptureFrame{}, false
+			}
+			f := store.CaptureFrame{T: ts[0]}
+			ts = ts[1:]
+			return f, true
+		}
+	}
+	// The replay at half speed: t is twice the simulation time.
+	var got []string
+	pairFrames(frames(0, 100, 200, 300, 400), frames(0, 99.5*2, 180*2, 190*2, 220*2, 330*2, 500*2), 1, 0.5, 20, func(best, f *store.CaptureFrame, sim float64, k pairKind) bool {
+		r := "-"
+		if best != nil {
+			r = strconv.FormatFloat(best.T, 'f', -1, 64)
+		}
+		got = append(got, fmt.Sprintf("%g:%s:%s", sim, r, []string{"none", "beside", "same", "skewed"}[k]))
+		return true
+	})
+	want := []string{
+		"0:0:same",
+		"99.5:100:same",  // within sameTimeMs
+		"180:200:beside", // 20 ms from 200, to which 190 is nearer
+		"190:200:skewed", // the nearest to 200, 10 ms away
+		"220:200:beside", // 20 ms from 200, to which 190 is nearer
+		"330:-:none",     // 30 ms from 300
+		"500:-:none",     // past the recording
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pairs (sim:recording t:kind):\n got %v\nwant %v", got, want)
 	}
 }
 
