@@ -91,7 +91,7 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	}
 	var copts []mcpclient.ClientOption
 	if o.legacy {
-		copts = append(copts, mcpclient.WithLegacyProtocolOnly())
+		copts = append(copts, mcpclient.WithProtocolVersion(mcpgo.ProtocolVersion20251125))
 	}
 	c := mcpclient.NewClient(tr, copts...)
 	a.c = c
