@@ -261,6 +261,11 @@ func (c *Coordinator) setPresence(ctx context.Context, status protocol.PresenceS
 	var err error
 	if c.rem != nil {
 		err = c.rem.postPresence(ctx, p)
+		// The local mirror keeps it too: the hooks of this agent's client
+		// read who it is from there, with no network call.
+		if _, lerr := c.cfg.Store.SetPresence(ctx, c.cfg.Workspace, p); lerr != nil {
+			c.cfg.Logger.Debug("local presence", "err", lerr)
+		}
 	} else {
 		_, err = c.cfg.Store.SetPresence(ctx, c.cfg.Workspace, p)
 	}

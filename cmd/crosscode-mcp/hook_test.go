@@ -447,3 +447,36 @@ func TestHookQuoter(t *testing.T) {
 		}
 	}
 }
+
+// TestHookClaimRemoteUploaded: in remote mode the hook's claim (policy
+// claim) is queued in the outbox with no network call, and the agent's
+// MCP server uploads it: the service's log gets it, stamped with the
+// client's session id.
+func TestHookClaimRemoteUploaded(t *testing.T) {
+	sysdeps.Need(t, "git")
+	hubData := t.TempDir()
+	token := createToken(t, hubData, "mygame")
+	svc := startServe(t, hubData)
+	repo := gitRepo(t)
+	args := []string{"--actor", "ada@example.com", "--service", svc.URL, "--token", token}
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: args, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
+	ada.call("workspace_status", nil)
+	env := []string{"CROSSCODE_SERVICE=" + svc.URL}
+	r := runHookCLI(t, repo, env, editInput("ada-session", repo, "Write", filepath.Join(repo, "src", "menu.gd")), "--policy", "claim", "claude-code", "PreToolUse")
+	id := claimIDRe.FindString(hookContext(r))
+	if id == "" || !strings.Contains(hookContext(r), "claimed src/menu.gd") {
+		t.Fatalf("the hook did not claim: %q %q", r.stdout, r.stderr)
+	}
+	c := newClient(t, svc.URL, token)
+	waitFor(t, "the hook's claim at the service", func() bool {
+		for _, e := range c.events(t) {
+			if e.ID == id {
+				if e.ActorID != "ada@example.com" || e.Agent == nil || e.Agent.SessionReference != "ada-session" {
+					t.Fatalf("the claim at the service: actor %s, agent %+v", e.ActorID, e.Agent)
+				}
+				return true
+			}
+		}
+		return false
+	})
+}
