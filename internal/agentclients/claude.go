@@ -48,12 +48,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -63,7 +61,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -150,45 +147,10 @@ type claudeRun struct {
 // world (--debug-file), with extra in its environment.
 func runClaude(t *testing.T, w *World, prompt string, extra ...string) *claudeRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	debug := filepath.Join(w.Root, "claude-debug.log")
 	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose",
 		"--allowedTools", "mcp__crosscode", "--debug-file", debug}
-	cmd := w.Command(context.Background(), claudeBin(t), args, claudeEnv(w, extra...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Stdin = strings.NewReader("")
-	proctree.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("claude: %v", err)
-	}
-	tree, err := proctree.Attach(cmd)
-	if err != nil {
-		t.Fatalf("claude: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		tree.Kill()
-		werr = <-done
-		t.Errorf("claude did not end in 5 minutes: killed")
-	}
-	// Whatever it started and left (crosscode-mcp, the game) ends with it.
-	tree.Kill()
-	tree.Close()
-	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exit):
-		res.ExitCode = exit.ExitCode()
-	default:
-		t.Fatalf("claude: %v", werr)
-	}
+	res := Exec(t, "claude", w.Command(context.Background(), claudeBin(t), args, claudeEnv(w, extra...)...))
 	res.SessionID, res.ToolErrors = claudeEvents(t, res.Stdout)
 	run := &claudeRun{RunResult: res}
 	if b, err := os.ReadFile(debug); err == nil {

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -165,44 +162,9 @@ apps = false
 // headless agent is run that way; the test's HOME is its sandbox.
 func runCodex(t *testing.T, w *World, prompt string) *RunResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	args := []string{codexBin(t), "exec", "--json", "--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox", "--color", "never", "-C", w.Repo, prompt}
-	cmd := w.Command(context.Background(), "node", args, codexEnv(w)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Stdin = strings.NewReader("")
-	proctree.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("codex: %v", err)
-	}
-	tree, err := proctree.Attach(cmd)
-	if err != nil {
-		t.Fatalf("codex: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		tree.Kill()
-		werr = <-done
-		t.Errorf("codex did not end in 5 minutes: killed")
-	}
-	// Whatever it started and left (crosscode-mcp, the game) ends with it.
-	tree.Kill()
-	tree.Close()
-	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exit):
-		res.ExitCode = exit.ExitCode()
-	default:
-		t.Fatalf("codex: %v", werr)
-	}
+	res := Exec(t, "codex", w.Command(context.Background(), "node", args, codexEnv(w)...))
 	res.ToolErrors, res.SessionID = codexEvents(t, res.Stdout, codexCalls(w.Model))
 	if os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP") != "" {
 		codexDump(t, w, res)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -154,41 +152,7 @@ func writeJSON(t testing.TB, path string, v any) {
 // call by id with its status.
 func runGemini(t *testing.T, w *World, prompt string) *RunResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := geminiCommand(context.Background(), t, w, []string{"-p", prompt, "--output-format", "stream-json", "--yolo"}, geminiEnv(w)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	proctree.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("gemini: %v", err)
-	}
-	tree, err := proctree.Attach(cmd)
-	if err != nil {
-		t.Fatalf("gemini: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		tree.Kill()
-		werr = <-done
-		t.Errorf("gemini did not end in 5 minutes: killed")
-	}
-	// Whatever it started and left (crosscode-mcp, the game) ends with it.
-	tree.Kill()
-	tree.Close()
-	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &exit):
-		res.ExitCode = exit.ExitCode()
-	default:
-		t.Fatalf("gemini: %v", werr)
-	}
+	res := Exec(t, "gemini", geminiCommand(context.Background(), t, w, []string{"-p", prompt, "--output-format", "stream-json", "--yolo"}, geminiEnv(w)...))
 	// Gemini CLI gives its session id to no MCP server (not in their
 	// environment, clientInfo or a call's _meta; only hooks get it, as
 	// GEMINI_SESSION_ID): crosscode-mcp cannot stamp it.

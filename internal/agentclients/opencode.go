@@ -47,18 +47,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -176,36 +173,8 @@ func opencodeWriteJSON(t *testing.T, path string, v any) {
 // stdout is one JSON event a line.
 func runOpenCode(t *testing.T, w *World, prompt string) *RunResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	args := []string{"run", "--format", "json", "-m", opencodeProvider + "/" + opencodeModel, prompt}
-	cmd := w.Command(ctx, opencodeBin(t), args, opencodeEnv()...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	proctree.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tree, err := proctree.Attach(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Cancel = func() error { return tree.Kill() }
-	err = cmd.Wait()
-	tree.Kill() // crosscode-mcp and its game, if OpenCode left them
-	tree.Close()
-	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		res.ExitCode = exit.ExitCode()
-	default:
-		t.Fatalf("opencode: %v", err)
-	}
-	if ctx.Err() != nil {
-		t.Errorf("opencode did not finish in 5 minutes; stderr: %s", tail(res.Stderr, 2000))
-	}
+	res := Exec(t, "opencode", w.Command(context.Background(), opencodeBin(t), args, opencodeEnv()...))
 	// OpenCode's session id (ses_..., in every event) is left out of the
 	// result: OpenCode never tells an MCP server its session (a call's
 	// _meta has only the progress token, and one server serves all the

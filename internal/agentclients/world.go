@@ -3,6 +3,7 @@ package agentclients
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -306,4 +308,50 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+// RunTimeout bounds a client's headless run.
+const RunTimeout = 5 * time.Minute
+
+// Exec runs a client's command (made with Command) to its end, at most
+// RunTimeout, as a process tree that is killed whole at the end: whatever
+// the client started and left (crosscode-mcp, the game) ends with it. It
+// returns the exit code and output; name is for messages.
+func Exec(t *testing.T, name string, cmd *exec.Cmd) *RunResult {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = strings.NewReader("")
+	}
+	proctree.Prepare(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	tree, err := proctree.Attach(cmd)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(RunTimeout):
+		tree.Kill()
+		werr = <-done
+		t.Errorf("%s did not end in %v: killed", name, RunTimeout)
+	}
+	tree.Kill()
+	tree.Close()
+	res := &RunResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		t.Fatalf("%s: %v", name, werr)
+	}
+	return res
 }
