@@ -63,16 +63,27 @@ func scriptedRunFPS(t *testing.T, e *env, a *testAdapter, pres protocol.Presenta
 	for tt := range events {
 		ts = append(ts, tt)
 	}
-	for _, sh := range shots {
+	for i, sh := range shots {
 		for _, tt := range ts {
 			if tt == sh.t {
 				a.send(t, map[string]any{"type": "event", "op": o.ID, "t": tt, "event": events[tt]})
 			}
 		}
 		a.send(t, frameMsg(o.ID, sh.t, protocol.MimeJPEG, 320, 180, pictureBox(t, 320, 180, sh.c, q, sh.boxX)))
+		if (i+1)%(frameQueue/2) == 0 {
+			// Every frame is kept, however loaded the machine: the next
+			// ones wait for the disk to have these.
+			eventually(t, "the frames are stored", func() bool {
+				c, err := e.st.Capture(context.Background(), o.ID)
+				return err == nil && c.Frames == int64(i+1)
+			})
+		}
 	}
 	a.send(t, map[string]any{"type": "completed", "op": o.ID})
 	wantOutcome(t, e, o, StatusCompleted, "")
+	if c, err := e.st.Capture(context.Background(), o.ID); err != nil || c.Frames != int64(len(shots)) {
+		t.Fatalf("the scripted run stored %+v of %d frames (%v)", c, len(shots), err)
+	}
 	return o.ID
 }
 
