@@ -136,29 +136,10 @@ func SanitizeJSON(raw json.RawMessage) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	var walk func(any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			return sanitize.Text(x, protocol.MaxInspectBytes)
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[sanitize.Line(k, 200)] = walk(e)
-			}
-			return out
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e)
-			}
-			return x
-		}
-		return v
-	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(walk(v)); err != nil {
+	if err := enc.Encode(sanitize.Tree(v, 200, func(s string) string { return sanitize.Text(s, protocol.MaxInspectBytes) })); err != nil {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil

@@ -227,3 +227,25 @@ func dropped(r rune) bool {
 			unicode.Is(unicode.Cf, r) && r != 0x110bd && r != 0x110cd
 	}
 }
+
+// Tree sanitizes every string of a decoded JSON value (from
+// encoding/json: maps, slices, strings, numbers): object keys as one line
+// of at most keyMax bytes, strings by str. Lists are sanitized in place.
+func Tree(v any, keyMax int, str func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return str(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[Line(k, keyMax)] = Tree(e, keyMax, str)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = Tree(e, keyMax, str)
+		}
+		return x
+	}
+	return v
+}

@@ -1,6 +1,7 @@
 package sanitize
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -364,5 +365,16 @@ func TestEveryFormatCharacterRemoved(t *testing.T) {
 		if unicode.Is(unicode.Cf, r) && !visibleCf[r] && Text("a"+string(r)+"b", 0) != "ab" {
 			t.Errorf("%U (Cf) survives Text", r)
 		}
+	}
+}
+
+// TestTree: every string of a decoded JSON value, keys included, goes
+// through sanitizing; numbers, booleans and null stay as they are.
+func TestTree(t *testing.T) {
+	in := map[string]any{"name\u202e\nx": []any{"a\u0007b", 1.5, true, nil, map[string]any{"k": "v\u202e"}}}
+	got := Tree(in, 80, func(s string) string { return Line(s, 200) })
+	b, _ := json.Marshal(got)
+	if want := `{"name x":["ab",1.5,true,null,{"k":"v"}]}`; string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
 	}
 }

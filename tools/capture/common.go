@@ -104,26 +104,7 @@ func cleanPayload(p json.RawMessage) json.RawMessage {
 	if json.Unmarshal(p, &v) != nil {
 		return nil
 	}
-	var walk func(any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			return sanitize.Line(x, 200)
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[sanitize.Line(k, 80)] = walk(e)
-			}
-			return out
-		case []any:
-			for i, e := range x {
-				x[i] = walk(e)
-			}
-			return x
-		}
-		return v
-	}
-	b, err := json.Marshal(walk(v))
+	b, err := json.Marshal(sanitize.Tree(v, 80, func(s string) string { return sanitize.Line(s, 200) }))
 	if err != nil {
 		return nil
 	}
