@@ -160,30 +160,13 @@ func runClaude(t *testing.T, w *World, prompt string, extra ...string) *claudeRu
 		}
 	}
 	t.Logf("claude-code session %s, MCP protocol %s", res.SessionID, run.Negotiated)
-	claudeDump(t, w, run)
+	w.Dump(t, run.RunResult, map[string]string{"debug.log": run.Debug})
 	return run
 }
 
 // claudeNegotiated finds the revision in the debug log's "Connection
 // established with capabilities: {...}" line.
 var claudeNegotiated = regexp.MustCompile(`"negotiatedProtocolVersion":"([^"]+)"`)
-
-// claudeDump writes the run's output, debug log and the raw requests
-// under CROSSCODE_AGENTCLIENTS_DUMP, when it is set.
-func claudeDump(t *testing.T, w *World, run *claudeRun) {
-	root := os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP")
-	if root == "" {
-		return
-	}
-	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "stdout"), []byte(run.Stdout), 0o644)
-	os.WriteFile(filepath.Join(dir, "stderr"), []byte(run.Stderr), 0o644)
-	os.WriteFile(filepath.Join(dir, "debug.log"), []byte(run.Debug), 0o644)
-	for _, r := range w.Model.Requests() {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("req%02d.json", r.N)), r.Raw, 0o644)
-	}
-}
 
 // claudeEvent is a line of --output-format stream-json: system init (the
 // session id), assistant and user messages (the user's carry the

@@ -166,9 +166,7 @@ func runCodex(t *testing.T, w *World, prompt string) *RunResult {
 		"--dangerously-bypass-approvals-and-sandbox", "--color", "never", "-C", w.Repo, prompt}
 	res := Exec(t, "codex", w.Command(context.Background(), "node", args, codexEnv(w)...))
 	res.ToolErrors, res.SessionID = codexEvents(t, res.Stdout, codexCalls(w.Model))
-	if os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP") != "" {
-		codexDump(t, w, res)
-	}
+	w.Dump(t, res, nil)
 	return res
 }
 
@@ -261,18 +259,6 @@ func codexCalls(m *Model) []codexCall {
 		}
 	}
 	return calls
-}
-
-// codexDump writes the run's output and the raw requests under
-// CROSSCODE_AGENTCLIENTS_DUMP (for looking at what the client sent).
-func codexDump(t *testing.T, w *World, res *RunResult) {
-	dir := filepath.Join(os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP"), strings.ReplaceAll(t.Name(), "/", "_"))
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "stdout"), []byte(res.Stdout), 0o644)
-	os.WriteFile(filepath.Join(dir, "stderr"), []byte(res.Stderr), 0o644)
-	for _, r := range w.Model.Requests() {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("req%02d.json", r.N)), r.Raw, 0o644)
-	}
 }
 
 // The OpenAI Responses API as Codex speaks it.

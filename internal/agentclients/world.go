@@ -355,3 +355,30 @@ func Exec(t *testing.T, name string, cmd *exec.Cmd) *RunResult {
 	}
 	return res
 }
+
+// Dump writes a run's output, the extra files and every request the client
+// sent its model under CROSSCODE_AGENTCLIENTS_DUMP/<test name>/, when that
+// is set: for looking at what a client really sent.
+func (w *World) Dump(t *testing.T, res *RunResult, extra map[string]string) {
+	root := os.Getenv("CROSSCODE_AGENTCLIENTS_DUMP")
+	if root == "" {
+		return
+	}
+	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("dump: %v", err)
+		return
+	}
+	files := map[string]string{"stdout": res.Stdout, "stderr": res.Stderr}
+	for name, body := range extra {
+		files[name] = body
+	}
+	for _, r := range w.Model.Requests() {
+		files[fmt.Sprintf("req%02d.json", r.N)] = string(r.Raw)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Logf("dump: %v", err)
+		}
+	}
+}
