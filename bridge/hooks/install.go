@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // InstallConfig says which client's settings file to change, and how the
@@ -155,6 +157,15 @@ func Install(cfg InstallConfig) (path string, changed bool, err error) {
 		last = in.at
 	}
 	out.Write(old[last:])
+	// Never write a file the client could not read.
+	if cfg.Client == "codex" {
+		var v map[string]any
+		if _, err := toml.Decode(out.String(), &v); err != nil {
+			return path, false, fmt.Errorf("%s: adding the hooks would make it invalid TOML (%v); does it define [hooks] entries inline? add them by hand, or move yours to [[hooks.EVENT]] tables", path, err)
+		}
+	} else if _, err := parseJSONC(out.Bytes()); err != nil {
+		return path, false, fmt.Errorf("%s: adding the hooks would make it invalid: %w", path, err)
+	}
 	rec.After = digest(out.Bytes())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return path, false, err

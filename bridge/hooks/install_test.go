@@ -231,3 +231,20 @@ func TestInstallRefusesWhatItCannotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallCodexKeepsTOMLValid: a config.toml whose hooks are inline
+// arrays (where appended [[hooks.PreToolUse]] tables would be a
+// redefinition) is left alone with an error, not broken.
+func TestInstallCodexKeepsTOMLValid(t *testing.T) {
+	cfg := InstallConfig{Client: "codex", Top: t.TempDir(), Command: testCommand, StateDir: t.TempDir()}
+	path, _ := SettingsPath(cfg)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	text := "[hooks]\nPreToolUse = [{ hooks = [{ type = \"command\", command = \"echo hi\" }] }]\n"
+	os.WriteFile(path, []byte(text), 0o644)
+	if _, _, err := Install(cfg); err == nil || !strings.Contains(err.Error(), "invalid TOML") {
+		t.Fatalf("install: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != text {
+		t.Fatalf("install changed the file: %q", b)
+	}
+}
