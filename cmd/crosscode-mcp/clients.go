@@ -119,8 +119,10 @@ func checkClients(ctx context.Context, dir string) []Check {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, Check{"agent clients", "warn", "no agent client is configured to start crosscode-mcp for " + repo,
-			"add it to yours: see the README, Connect your agent (for example: claude mcp add crosscode -- npx -y crosscode-mcp)"})
+		// Not a fault: the agent may be a client doctor does not read, or
+		// set up in its own settings screen. Said, with how to add it.
+		out = append(out, Check{"agent clients", "ok", "no configuration of Claude Code, Codex, Gemini CLI, OpenCode or Cursor starts crosscode-mcp for " + repo +
+			"; to add it, see the README, Connect your agent (for example: claude mcp add crosscode -- npx -y crosscode-mcp)", ""})
 	}
 	return out
 }

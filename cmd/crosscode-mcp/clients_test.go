@@ -28,7 +28,7 @@ func TestDoctorClients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := checkClients(context.Background(), repo); len(got) != 1 || got[0].Status != "warn" || !strings.Contains(got[0].Detail, "no agent client") {
+	if got := checkClients(context.Background(), repo); len(got) != 1 || got[0].Status != "ok" || !strings.Contains(got[0].Detail, "no configuration of Claude Code") {
 		t.Fatalf("nothing configured: %+v", got)
 	}
 	write(filepath.Join(home, ".claude.json"), `{"mcpServers": {"crosscode": {"type": "stdio", "command": "npx", "args": ["-y", "crosscode-mcp"]}, "other": {"command": "other-mcp"}},
