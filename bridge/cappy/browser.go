@@ -108,6 +108,7 @@ type browserRun struct {
 	pid     int
 	page    string // the URL opened, without the fragment
 	started time.Time
+	died    func(why string) // marks the run ended, once
 }
 
 // Start launches the browser at the game's page unless it is running.
@@ -174,9 +175,52 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	}
 	b.logf("--- %s: launching %s at %s", time.Now().Format(time.RFC3339), exe, pageURL)
 
+	// A browser that exits before it listens (no reason printed; seen on a
+	// loaded 2-core machine, once in a few hundred starts) is started
+	// again, twice at most: a user's game should not fail on it.
+	var run *browserRun
+	var tctx context.Context
+	for try := 1; ; try++ {
+		run, tctx, err = b.startBrowser(exe, pageURL)
+		if err == nil {
+			break
+		}
+		b.logf("--- browser did not start: %v", err)
+		if try == 3 || !strings.Contains(err.Error(), "chrome failed to start") {
+			return fmt.Errorf("launch browser %s: %w", exe, err)
+		}
+	}
+	died := run.died
+	if p := chromedp.FromContext(tctx).Browser.Process(); p != nil {
+		run.pid = p.Pid
+	}
+	run.started = time.Now()
+	b.run = run
+	b.starts++
+	go func() {
+		<-tctx.Done()
+		died("the browser exited")
+	}()
+	// Navigate without waiting for load: the handshake is what counts.
+	go func() {
+		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: full})
+		if err == nil && res.ErrorText != "" {
+			err = errors.New(res.ErrorText)
+		}
+		if err != nil && tctx.Err() == nil {
+			b.logf("[page] cannot open %s: %v", pageURL, err)
+		}
+	}()
+	return nil
+}
+
+// startBrowser starts the browser with a blank page and attaches to it,
+// within browserStartWait; the run's cancel stops it and removes its
+// profile.
+func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, context.Context, error) {
 	scr, err := scratch.New(b.TempDir, "crosscode-browser-", removeSingletonDir)
 	if err != nil {
-		return fmt.Errorf("launch browser: %w", err)
+		return nil, nil, fmt.Errorf("launch browser: %w", err)
 	}
 	opts := append(ChromiumOptions(exe, b.Headed, b.Logger), browserDirs(scr.Path())...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -202,9 +246,10 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		})
 	}
 	cancel := run.cancel
+	run.died = died
 	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died) }); err != nil {
 		cancel()
-		return fmt.Errorf("browser: %w", err)
+		return nil, nil, fmt.Errorf("browser: %w", err)
 	}
 	// The first Run starts the browser (with a blank page) and attaches,
 	// within browserStartWait.
@@ -215,30 +260,9 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 	}
 	if err != nil {
 		cancel()
-		b.logf("--- browser did not start: %v", err)
-		return fmt.Errorf("launch browser %s: %w", exe, err)
+		return nil, nil, err
 	}
-	if p := chromedp.FromContext(tctx).Browser.Process(); p != nil {
-		run.pid = p.Pid
-	}
-	run.started = time.Now()
-	b.run = run
-	b.starts++
-	go func() {
-		<-tctx.Done()
-		died("the browser exited")
-	}()
-	// Navigate without waiting for load: the handshake is what counts.
-	go func() {
-		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: full})
-		if err == nil && res.ErrorText != "" {
-			err = errors.New(res.ErrorText)
-		}
-		if err != nil && tctx.Err() == nil {
-			b.logf("[page] cannot open %s: %v", pageURL, err)
-		}
-	}()
-	return nil
+	return run, tctx, nil
 }
 
 // browserDirs puts the browser's profile in dir/profile and, when the

@@ -261,3 +261,48 @@ func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(b), ") Z ")
 }
+
+// TestBrowserStartedAgainAfterEarlyExit: a browser that exits before it
+// listens (as Chromium once did on a loaded machine) is started again, up
+// to three times in all; one that never starts is reported with what it
+// printed, after the third.
+func TestBrowserStartedAgainAfterEarlyExit(t *testing.T) {
+	chromium := sysdeps.Need(t, "chromium")
+	site := t.TempDir()
+	if err := os.WriteFile(filepath.Join(site, "index.html"), []byte("<!doctype html><title>x</title>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		fails int // how many starts exit at once
+		ok    bool
+	}{
+		{"twice", 2, true},
+		{"always", 99, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			count := filepath.Join(dir, "starts")
+			exe := filepath.Join(dir, "flaky-chromium")
+			script := fmt.Sprintf("#!/bin/sh\necho start >> %s\nif [ \"$(wc -l < %s)\" -le %d ]; then echo 'exiting early' >&2; exit 1; fi\nexec %s \"$@\"\n",
+				shellQuoted(count), shellQuoted(count), tc.fails, shellQuoted(chromium))
+			if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, nil)
+			b := &BrowserLauncher{Browser: exe, Serve: site, URL: "/", LogPath: filepath.Join(dir, "game.log"), Allow: e.ctrl.AllowOrigin, TempDir: t.TempDir()}
+			err := b.Start(e.ctrl.Endpoint(), e.ctrl.Token())
+			defer b.Stop(5 * time.Second)
+			b2, _ := os.ReadFile(count)
+			starts := strings.Count(string(b2), "start")
+			if tc.ok && (err != nil || starts != 3 || !b.Running() || b.Info().Starts != 1) {
+				t.Fatalf("after two early exits: err %v, %d starts, running %v, %+v", err, starts, b.Running(), b.Info())
+			}
+			if !tc.ok && (err == nil || starts != 3 || !strings.Contains(err.Error(), "exiting early")) {
+				t.Fatalf("a browser that never starts: err %v after %d starts", err, starts)
+			}
+		})
+	}
+}
+
+func shellQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
