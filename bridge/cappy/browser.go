@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,6 +271,9 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 // one in the temp dir otherwise, and leaves it there).
 func browserDirs(dir string) []chromedp.ExecAllocatorOption {
 	opts := []chromedp.ExecAllocatorOption{chromedp.UserDataDir(filepath.Join(dir, "profile"))}
+	if tmp := BrowserTempDir(); tmp != filepath.Clean(os.TempDir()) {
+		opts = append(opts, chromedp.Env("TMPDIR="+tmp))
+	}
 	if os.Getenv("XDG_RUNTIME_DIR") == "" {
 		run := filepath.Join(dir, "run")
 		if os.Mkdir(run, 0o700) == nil {
@@ -279,23 +283,41 @@ func browserDirs(dir string) []chromedp.ExecAllocatorOption {
 	return opts
 }
 
-// removeSingletonDir removes the directory of the socket by which
-// Chromium keeps to one process per profile (in a launch's dir): Chromium
-// makes it in the temp dir (a short path, as a socket's must be), links it
-// from the profile, and leaves it there when it is killed. (The browser's
-// TMPDIR is not moved into the launch's dir for this reason.)
-func removeSingletonDir(dir string) {
-	target, err := os.Readlink(filepath.Join(dir, "profile", "SingletonSocket"))
+// BrowserTempDir is the temp dir a browser is given: the process's own,
+// unless it is too long for Chromium's singleton socket. Chromium makes
+// TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket, a unix socket whose
+// address holds at most 107 bytes, and a Chromium that cannot make it
+// exits at once without a word ("chrome failed to start"): then /tmp. (A
+// test's temp dir under scripts/test's was 3 bytes too long.) Windows has
+// no such socket.
+func BrowserTempDir() string {
+	dir := filepath.Clean(os.TempDir())
+	if goruntime.GOOS == "windows" || len(dir)+len("/org.chromium.Chromium.XXXXXX/SingletonSocket") <= 107 {
+		return dir
+	}
+	return "/tmp"
+}
+
+// RemoveSingletonDir removes the directory of the socket by which
+// Chromium keeps to one process per profile (profile is the user data
+// dir): Chromium makes it in its temp dir (BrowserTempDir, a short path,
+// as a socket's must be), links it from the profile, and leaves it there
+// when it is killed.
+func RemoveSingletonDir(profile string) {
+	target, err := os.Readlink(filepath.Join(profile, "SingletonSocket"))
 	if err != nil {
 		return
 	}
 	sock := filepath.Dir(target)
 	name := filepath.Base(sock)
 	ours := strings.HasPrefix(name, "org.chromium.") || strings.HasPrefix(name, "com.google.") || strings.HasPrefix(name, "com.microsoft.")
-	if ours && filepath.Dir(sock) == filepath.Clean(os.TempDir()) {
+	if ours && filepath.Dir(sock) == BrowserTempDir() {
 		os.RemoveAll(sock)
 	}
 }
+
+// removeSingletonDir removes a launch's (dir/profile) singleton socket dir.
+func removeSingletonDir(dir string) { RemoveSingletonDir(filepath.Join(dir, "profile")) }
 
 // ChromiumOptions are the browser's flags: a fresh profile (chromedp's
 // temporary one, unless the options add UserDataDir), headless unless headed, what a closed network needs

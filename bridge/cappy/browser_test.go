@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -306,3 +307,39 @@ func TestBrowserStartedAgainAfterEarlyExit(t *testing.T) {
 }
 
 func shellQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestBrowserLongTempDir: with a temp dir too long for Chromium's
+// singleton socket (Chromium then exits at once without a word), the
+// browser gets /tmp instead, starts, and leaves nothing there after Stop.
+func TestBrowserLongTempDir(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	long := filepath.Join(t.TempDir(), strings.Repeat("x", 80))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	if got := BrowserTempDir(); got != "/tmp" {
+		t.Fatalf("BrowserTempDir with TMPDIR %s: %s", long, got)
+	}
+	before, _ := filepath.Glob("/tmp/org.chromium.Chromium.*")
+	site := t.TempDir()
+	if err := os.WriteFile(filepath.Join(site, "index.html"), []byte("<!doctype html><title>x</title>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil)
+	b := &BrowserLauncher{Serve: site, URL: "/", LogPath: filepath.Join(t.TempDir(), "game.log"), Allow: e.ctrl.AllowOrigin, TempDir: t.TempDir()}
+	if err := b.Start(e.ctrl.Endpoint(), e.ctrl.Token()); err != nil {
+		t.Fatalf("start with a long temp dir: %v\n%s", err, b.Tail(2000))
+	}
+	b.Stop(5 * time.Second)
+	after, _ := filepath.Glob("/tmp/org.chromium.Chromium.*")
+	for _, p := range after {
+		if !slices.Contains(before, p) {
+			t.Errorf("the browser left %s", p)
+		}
+	}
+	t.Setenv("TMPDIR", "/tmp")
+	if got := BrowserTempDir(); got != "/tmp" {
+		t.Fatalf("BrowserTempDir with TMPDIR /tmp: %s", got)
+	}
+}

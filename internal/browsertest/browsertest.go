@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 )
 
@@ -75,10 +76,10 @@ func New(t testing.TB, width, height int64) *Browser {
 			t.Fatal(err)
 		}
 		actx, cancelAlloc0 := chromedp.NewExecAllocator(context.Background(), append(opts,
-			chromedp.UserDataDir(profile), chromedp.Env("XDG_RUNTIME_DIR="+run))...)
+			chromedp.UserDataDir(profile), chromedp.Env("XDG_RUNTIME_DIR="+run, "TMPDIR="+cappy.BrowserTempDir()))...)
 		cancelAlloc := func() {
 			cancelAlloc0() // waits for the browser to exit
-			removeSingletonDir(profile)
+			cappy.RemoveSingletonDir(profile)
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = chromedp.NewContext(actx)
@@ -111,20 +112,6 @@ func New(t testing.TB, width, height int64) *Browser {
 		}
 	}()
 	return b
-}
-
-// removeSingletonDir removes the directory of the socket by which
-// Chromium keeps to one process per profile: Chromium makes it in the temp
-// dir, links it from the profile, and leaves it there when it is killed
-// (as chromedp ends it).
-func removeSingletonDir(profile string) {
-	target, err := os.Readlink(filepath.Join(profile, "SingletonSocket"))
-	if err != nil {
-		return
-	}
-	if sock := filepath.Dir(target); filepath.Dir(sock) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(sock), "org.chromium.") {
-		os.RemoveAll(sock)
-	}
 }
 
 // Do runs steps within d.
