@@ -29,17 +29,17 @@ func TestHandshakes(t *testing.T) {
 		{"2025-11-25", true, mcpgo.ProtocolVersion20251125},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := gitRepo(t)
+			repo, data := gitRepo(t), t.TempDir() // the data dir given: under Wine there is no git dir
 			session := "claude-session-" + tc.name
 			a := startAgent(t, "ada", agentOpts{legacy: tc.legacy, clientName: "claude-code", dir: repo,
-				args: []string{"--actor", "ada@example.com", "--game-cmd", os.Args[0] + " demo-game"},
+				args: []string{"--actor", "ada@example.com", "--data", data, "--game-cmd", os.Args[0] + " demo-game"},
 				env:  []string{"CLAUDE_CODE_SESSION_ID=" + session}})
 			if got := a.c.ProtocolVersion(); got != tc.version {
 				t.Fatalf("negotiated %q, want %q", got, tc.version)
 			}
 			// Identity.
 			a.call("publish_intent", map[string]any{"summary": "tune the boss", "paths": []string{"src/game/boss.gd"}})
-			log := readLocalLog(t, filepath.Join(repo, ".git", "crosscode", "workspace.db"), "mygame")
+			log := readLocalLog(t, filepath.Join(data, "workspace.db"), "mygame")
 			if len(log) == 0 {
 				t.Fatal("no envelope in the log")
 			}
