@@ -3,12 +3,14 @@ package coord
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,10 +28,41 @@ import (
 // WebSocket subscription) with 503, and while down is set every request: the upload's receipt arrives, and the
 // pull that should follow it fails, as when the service dies between them.
 type pullBreaker struct {
-	broken       atomic.Bool // reads fail
-	down         atomic.Bool // everything fails
+	broken       atomic.Bool // reads fail (set with setBroken)
+	down         atomic.Bool // everything fails (set with setDown)
 	dropReceipts atomic.Bool // uploads reach the service, their answers are lost
 	URL          string
+
+	mu   sync.Mutex
+	subs map[net.Conn]bool // the subscriptions (WebSockets) passing through
+}
+
+// setBroken breaks reads of the log, or mends them. Breaking also ends
+// the subscriptions open through the proxy: one opened before would go on
+// bringing the log in (it did, now and then, in CI).
+func (p *pullBreaker) setBroken(b bool) {
+	p.broken.Store(b)
+	if b {
+		p.endSubscriptions()
+	}
+}
+
+// setDown fails every request, or stops failing them; going down ends the
+// subscriptions too.
+func (p *pullBreaker) setDown(b bool) {
+	p.down.Store(b)
+	if b {
+		p.endSubscriptions()
+	}
+}
+
+func (p *pullBreaker) endSubscriptions() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.subs {
+		c.Close()
+	}
+	clear(p.subs)
 }
 
 func newPullBreaker(t *testing.T, target string) *pullBreaker {
@@ -38,9 +71,9 @@ func newPullBreaker(t *testing.T, target string) *pullBreaker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pullBreaker{}
+	p := &pullBreaker{subs: map[net.Conn]bool{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.down.Load() || p.broken.Load() && r.Method == http.MethodGet {
 			http.Error(w, `{"error":{"code":"INTERNAL","message":"pulls are broken"}}`, http.StatusServiceUnavailable)
 			return
@@ -53,6 +86,14 @@ func newPullBreaker(t *testing.T, target string) *pullBreaker {
 		}
 		rp.ServeHTTP(w, r)
 	}))
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateHijacked { // a WebSocket, proxied
+			p.mu.Lock()
+			p.subs[c] = true
+			p.mu.Unlock()
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL
 	return p
@@ -91,7 +132,7 @@ func TestReleaseOwnClaimWhenThePullFailed(t *testing.T) {
 	ada := remoteCoordAt(t, path, proxy.URL, token, "ada@example.com", "ses_1")
 	bo := remoteCoord(t, hubURL, token, "bo@example.com")
 
-	proxy.broken.Store(true)
+	proxy.setBroken(true)
 	a, err := ada.Claim(ctx, []string{"src/**"}, true, "a", time.Hour, "")
 	if err != nil || !a.Acknowledged {
 		t.Fatalf("claim: %v %+v", err, a)
@@ -151,7 +192,7 @@ func TestReleaseOwnClaimWhenThePullFailed(t *testing.T) {
 
 	// Pulls work again: the mirror brings the log, each write applied once,
 	// and the outbox keeps nothing it holds.
-	proxy.broken.Store(false)
+	proxy.setBroken(false)
 	ada.rem.wake(ada.rem.poke)
 	waitUntil(t, func() bool {
 		own, err := ada.ownWrites(ctx)
@@ -230,7 +271,7 @@ func TestReleasePendingClaimWhileDown(t *testing.T) {
 	hubURL, token := serveHub(t, hub.Config{})
 	proxy := newPullBreaker(t, hubURL)
 	ada := remoteCoordAt(t, filepath.Join(t.TempDir(), "ada.db"), proxy.URL, token, "ada@example.com", "ses_1")
-	proxy.down.Store(true)
+	proxy.setDown(true)
 	c, err := ada.Claim(ctx, []string{"src/**"}, true, "a", time.Hour, "")
 	if err != nil || c.Acknowledged || c.Status != "pending" {
 		t.Fatalf("claim while down: %+v %v", c, err)
@@ -239,7 +280,7 @@ func TestReleasePendingClaimWhileDown(t *testing.T) {
 	if err != nil || len(rel.Released) != 1 || rel.Writes[0].Acknowledged {
 		t.Fatalf("releasing a queued claim: %+v %v", rel, err)
 	}
-	proxy.down.Store(false)
+	proxy.setDown(false)
 	waitUntil(t, func() bool {
 		e, err := ada.cfg.Store.Entity(ctx, "mygame", protocol.KindClaim, c.Claim.ID)
 		return err == nil && e.Status == store.ClaimReleased
@@ -273,8 +314,8 @@ func TestOwnWritesVisibleToEveryTool(t *testing.T) {
 	proxy := newPullBreaker(t, hubURL)
 	ada := remoteCoordAt(t, filepath.Join(t.TempDir(), "ada.db"), proxy.URL, token, "ada@example.com", "ses_1")
 	for _, mode := range []string{"acknowledged", "queued"} {
-		proxy.broken.Store(true)
-		proxy.down.Store(mode == "queued")
+		proxy.setBroken(true)
+		proxy.setDown(mode == "queued")
 		_, task, err := ada.CreateTask(ctx, "boss fight "+mode, "", nil, "", "")
 		if err != nil {
 			t.Fatal(err)
@@ -321,8 +362,8 @@ func TestOwnWritesVisibleToEveryTool(t *testing.T) {
 		}
 
 		// Once the mirror has it all, it shows what the service decided.
-		proxy.broken.Store(false)
-		proxy.down.Store(false)
+		proxy.setBroken(false)
+		proxy.setDown(false)
 		ada.rem.wake(ada.rem.kick)
 		waitUntil(t, func() bool {
 			ada.rem.wake(ada.rem.poke)
@@ -364,7 +405,7 @@ func TestReleaseAfterAcceptingHandoff(t *testing.T) {
 		_, err := bo.entity(ctx, protocol.KindHandoff, h.ID)
 		return err == nil
 	})
-	proxy.broken.Store(true)
+	proxy.setBroken(true)
 	if p, _, err := bo.RespondHandoff(ctx, h.ID, protocol.HandoffAccepted, ""); err != nil || !p.Acknowledged {
 		t.Fatalf("accept: %+v %v", p, err)
 	}
@@ -373,7 +414,7 @@ func TestReleaseAfterAcceptingHandoff(t *testing.T) {
 	if !errors.As(err, &ie) || !strings.Contains(ie.Message, "your acceptance of handoff "+h.ID) {
 		t.Fatalf("releasing a claim whose handoff he accepted, before the mirror has it: %v", err)
 	}
-	proxy.broken.Store(false)
+	proxy.setBroken(false)
 	bo.rem.wake(bo.rem.poke)
 	waitUntil(t, func() bool {
 		own, err := bo.ownWrites(ctx)
@@ -398,7 +439,7 @@ func TestLostReceiptNotAppliedTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy.broken.Store(true)
+	proxy.setBroken(true)
 	proxy.dropReceipts.Store(true)
 	doing, done := protocol.TaskInProgress, protocol.TaskDone
 	if p, _, err := ada.UpdateTask(ctx, task.ID, TaskChange{Status: &doing}); err != nil || p.Acknowledged {
@@ -418,7 +459,7 @@ func TestLostReceiptNotAppliedTwice(t *testing.T) {
 	}
 	// Her pulls work again (her receipts are still lost): the mirror holds
 	// her update and bo's after it.
-	proxy.broken.Store(false)
+	proxy.setBroken(false)
 	waitUntil(t, func() bool {
 		ada.rem.wake(ada.rem.poke)
 		e, err := ada.entity(ctx, protocol.KindTask, task.ID)
