@@ -81,9 +81,21 @@ func SettingsPath(cfg InstallConfig) (string, error) {
 	case "gemini":
 		return filepath.Join(base, ".gemini", "settings.json"), nil
 	case "codex":
+		if cfg.Scope == "user" {
+			return filepath.Join(CodexHome(base), "config.toml"), nil
+		}
 		return filepath.Join(base, ".codex", "config.toml"), nil
 	}
 	return "", fmt.Errorf("unknown client %q (%s)", cfg.Client, strings.Join(Clients, ", "))
+}
+
+// CodexHome is where Codex keeps its user configuration: CODEX_HOME when
+// set (Codex reads it whatever HOME is), else home/.codex.
+func CodexHome(home string) string {
+	if dir := os.Getenv("CODEX_HOME"); dir != "" {
+		return dir
+	}
+	return filepath.Join(home, ".codex")
 }
 
 // record is what install changed in a settings file: the spans it added

@@ -250,3 +250,21 @@ func TestInstallCodexKeepsTOMLValid(t *testing.T) {
 		t.Fatalf("install changed the file: %q", b)
 	}
 }
+
+// TestSettingsPathCodexHome: Codex's user configuration is where Codex
+// reads it, CODEX_HOME when set, as doctor looks for it; a project's is
+// in the repository whatever CODEX_HOME says.
+func TestSettingsPathCodexHome(t *testing.T) {
+	home, codexHome, top := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("CODEX_HOME", "")
+	if p, err := SettingsPath(InstallConfig{Client: "codex", Scope: "user", Home: home}); err != nil || p != filepath.Join(home, ".codex", "config.toml") {
+		t.Fatalf("user scope: %s %v", p, err)
+	}
+	t.Setenv("CODEX_HOME", codexHome)
+	if p, err := SettingsPath(InstallConfig{Client: "codex", Scope: "user", Home: home}); err != nil || p != filepath.Join(codexHome, "config.toml") {
+		t.Fatalf("user scope with CODEX_HOME: %s %v", p, err)
+	}
+	if p, err := SettingsPath(InstallConfig{Client: "codex", Scope: "project", Top: top}); err != nil || p != filepath.Join(top, ".codex", "config.toml") {
+		t.Fatalf("project scope with CODEX_HOME: %s %v", p, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tailscale/hujson"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 )
 
@@ -50,12 +51,8 @@ var agentClients = []agentClient{
 		}
 	}},
 	{name: "Codex", sees: "results as JSON, pictures as images", files: func(home, repo string) []clientFile {
-		dir := os.Getenv("CODEX_HOME")
-		if dir == "" {
-			dir = filepath.Join(home, ".codex")
-		}
 		return []clientFile{
-			{filepath.Join(dir, "config.toml"), "user", codexServers},
+			{filepath.Join(hooks.CodexHome(home), "config.toml"), "user", codexServers},
 			{filepath.Join(repo, ".codex", "config.toml"), "project", codexServers},
 		}
 	}},
