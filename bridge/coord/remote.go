@@ -184,16 +184,19 @@ func (r *remote) uploader(ctx context.Context) {
 	for {
 		// Healthy, it still looks at the outbox now and then: a hook of
 		// this agent's client (an Offline client) queues writes there.
-		timer := time.After(outboxPoll)
+		wait := outboxPoll
 		if backoff > 0 {
-			timer = time.After(backoff)
+			wait = backoff
 		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
 		case <-r.kick:
-		case <-timer:
+		case <-timer.C:
 		}
+		timer.Stop()
 		err := r.uploadPending(ctx)
 		var unavailable *unavailableError
 		switch {
