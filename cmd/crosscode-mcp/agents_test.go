@@ -20,9 +20,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/storetest"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
-	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // gitRepo makes a repository with one commit.
@@ -289,36 +289,6 @@ func checkStamps(t *testing.T, envs []*protocol.Envelope, want map[string][2]str
 	}
 }
 
-func readLocalLog(t *testing.T, dbPath, workspace string) []*protocol.Envelope {
-	t.Helper()
-	st, err := store.Open(context.Background(), dbPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var out []*protocol.Envelope
-	for after := int64(0); ; {
-		p, err := st.Page(context.Background(), store.PageQuery{Workspace: workspace, After: after, Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range p.Ops {
-			e, err := op.Envelope()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.ServerSequence != int64(len(out))+1 {
-				t.Fatalf("log gap at %d", e.ServerSequence)
-			}
-			out = append(out, e)
-		}
-		if !p.HasMore {
-			return out
-		}
-		after = p.NextCursor
-	}
-}
-
 func TestTwoAgentsLocalMode(t *testing.T) {
 	sysdeps.Need(t, "git") // a worktree's agent shares the clone's workspace
 	repo := gitRepo(t)
@@ -346,7 +316,7 @@ func TestTwoAgentsLocalMode(t *testing.T) {
 	ada2.c.Close()
 	bo.c.Close()
 
-	envs := readLocalLog(t, filepath.Join(repo, ".git", "crosscode", "workspace.db"), "mygame")
+	envs := storetest.ReadLog(t, filepath.Join(repo, ".git", "crosscode", "workspace.db"), "mygame")
 	if last := envs[len(envs)-1]; last.Intent() == nil || last.Intent().Summary != "back" || envs[seq-1].Intent().Summary != "last words" {
 		t.Fatalf("the acknowledged intent before kill -9 is not at %d", seq)
 	}

@@ -9,6 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/storetest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -39,7 +40,7 @@ func TestHandshakes(t *testing.T) {
 			}
 			// Identity.
 			a.call("publish_intent", map[string]any{"summary": "tune the boss", "paths": []string{"src/game/boss.gd"}})
-			log := readLocalLog(t, filepath.Join(data, "workspace.db"), "mygame")
+			log := storetest.ReadLog(t, filepath.Join(data, "workspace.db"), "mygame")
 			if len(log) == 0 {
 				t.Fatal("no envelope in the log")
 			}

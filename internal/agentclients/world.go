@@ -17,9 +17,9 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
+	"github.com/crosscode/crosscode-mcp/internal/storetest"
 	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
-	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // Client is one real agent client under test.
@@ -263,32 +263,7 @@ func (w *World) ServerTools(t *testing.T) []string {
 // (local mode), in server order.
 func (w *World) Envelopes(t *testing.T) []*protocol.Envelope {
 	t.Helper()
-	ctx := context.Background()
-	db := filepath.Join(w.Repo, ".git", "crosscode", "workspace.db")
-	s, err := store.Open(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var out []*protocol.Envelope
-	after := int64(0)
-	for {
-		p, err := s.Page(ctx, store.PageQuery{Workspace: "mygame", After: after, Limit: store.MaxPageLimit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range p.Ops {
-			e, err := op.Envelope()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, e)
-			after = e.ServerSequence
-		}
-		if len(p.Ops) == 0 || !p.HasMore {
-			return out
-		}
-	}
+	return storetest.ReadLog(t, filepath.Join(w.Repo, ".git", "crosscode", "workspace.db"), "mygame")
 }
 
 // tail is the last n bytes of s, for failure messages.
