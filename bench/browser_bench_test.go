@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

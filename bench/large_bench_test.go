@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/npmtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/npmtest"
 )
 
 // BenchmarkNpxStart: from starting the process to the answer of
@@ -16,7 +16,7 @@ import (
 // bin/crosscode-mcp.js, which spawns the binary); and
 // `npx --no-install crosscode-mcp` (npm's CLI, a shell, the launcher, the
 // binary), in a project where scripts/npm's tarballs were installed
-// offline (internal/npmtest). The server is the same stamped binary in all
+// offline (internal/testing/npmtest). The server is the same stamped binary in all
 // three, local mode, its database already created.
 func BenchmarkNpxStart(b *testing.B) {
 	p := npmtest.Pack(b)

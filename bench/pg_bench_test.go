@@ -1,7 +1,7 @@
 package bench
 
 // The service on PostgreSQL (issue 11): a throwaway cluster of
-// internal/pgtest (fsync on, synchronous_commit on), real hub.Servers on
+// internal/testing/pgtest (fsync on, synchronous_commit on), real hub.Servers on
 // loopback, each instance with its own pgstore.Store (pool and listener),
 // real HTTP and WebSocket clients; each figure beside the no-op handler and
 // the SQLite service measured in the same run.
@@ -20,8 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )

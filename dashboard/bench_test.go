@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
-	"github.com/crosscode/crosscode-mcp/internal/browsertest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/browsertest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

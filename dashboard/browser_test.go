@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/crosscode/crosscode-mcp/internal/browsertest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/browsertest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

@@ -27,8 +27,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -40,7 +40,7 @@ const (
 )
 
 // The suite runs on the SQLite store, and on PostgreSQL (a throwaway
-// cluster of internal/pgtest) with CROSSCODE_HUB_TEST_STORE=postgres:
+// cluster of internal/testing/pgtest) with CROSSCODE_HUB_TEST_STORE=postgres:
 // scripts/test runs it both ways.
 var onPostgres = os.Getenv("CROSSCODE_HUB_TEST_STORE") == "postgres"
 

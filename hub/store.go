@@ -11,7 +11,7 @@ import (
 // Store is what the service needs from its database. The SQLite store
 // (*store.Store, which local mode's workspace database is too) and the
 // PostgreSQL one (*pgstore.Store) implement it, and pass one shared test
-// suite (internal/storetest).
+// suite (internal/testing/storetest).
 //
 // Every method is safe for concurrent use. IngestBatch is called by one
 // committer at a time per Server (the group commit of store.Ingester).

@@ -19,8 +19,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

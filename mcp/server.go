@@ -12,9 +12,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +24,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
+	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/internal/ids"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -112,24 +111,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	repo, err := OpenRepo(ctx, dir, cfg.Logger)
+	repo, err := identity.OpenRepo(ctx, dir, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
-	workspace, data, err := Locate(repo, dir, cfg.Workspace, cfg.Data)
+	workspace, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
 	if err != nil {
 		return nil, err
 	}
 	actor := cfg.Actor
 	if actor == "" {
-		actor = DefaultActor(ctx, repo)
+		actor = identity.DefaultActor(ctx, repo)
 	}
-	replica, err := LoadReplica(repo, data)
+	replica, err := identity.LoadReplica(repo, data)
 	if err != nil {
 		return nil, err
 	}
-	dbPath := DatabasePath(data, cfg.Service, workspace)
+	dbPath := identity.DatabasePath(data, cfg.Service, workspace)
 	if s.Store, err = store.Open(ctx, dbPath, &store.Options{Projections: true}); err != nil {
 		return nil, err
 	}
@@ -217,7 +216,7 @@ func (s *Server) agent(meta map[string]any) protocol.Agent {
 	if p == "" {
 		p = protocol.ProviderUnknown
 	}
-	return protocol.Agent{Provider: p, AdapterID: coord.AdapterID, SessionReference: SessionReference(SessionRefInput{
+	return protocol.Agent{Provider: p, AdapterID: coord.AdapterID, SessionReference: identity.SessionReference(identity.SessionRefInput{
 		Flag: s.cfg.SessionRef, Provider: p, ClaudeEnv: s.cfg.Getenv("CLAUDE_CODE_SESSION_ID"), CallMeta: meta, SessionID: s.sessionID,
 	})}
 }
@@ -259,7 +258,7 @@ func (s *Server) learnClient(ctx context.Context, name string) {
 	if s.cfg.Provider != "" || name == "" {
 		return
 	}
-	p := ProviderFromClient(name)
+	p := identity.ProviderFromClient(name)
 	s.mu.Lock()
 	changed := s.provider != p
 	s.provider = p
@@ -368,127 +367,4 @@ func errOrNil(err error) error {
 		return nil
 	}
 	return err
-}
-
-// OpenRepo opens the git repository around dir, or returns nil when dir
-// is in none, or when git is not installed (which it logs: the server works
-// without git, but worktrees of one clone cannot share state then).
-func OpenRepo(ctx context.Context, dir string, log *slog.Logger) (*gitx.Repo, error) {
-	repo, err := gitx.Open(ctx, dir)
-	switch {
-	case errors.Is(err, gitx.ErrNotRepo):
-		return nil, nil
-	case errors.Is(err, gitx.ErrNoGit):
-		log.Warn("git is not installed (not on PATH): local state is kept per folder, and worktrees of one clone do not share it; install Git (on Windows, Git for Windows) to fix that", "dir", dir)
-		return nil, nil
-	}
-	return repo, err
-}
-
-// Locate returns workspace and data, each defaulted (DefaultWorkspace,
-// DefaultData) when empty, for the repository (or, outside git, the
-// directory) dir.
-func Locate(repo *gitx.Repo, dir, workspace, data string) (string, string, error) {
-	if workspace == "" {
-		workspace = DefaultWorkspace(repo, dir)
-	}
-	if data == "" {
-		var err error
-		if data, err = DefaultData(repo, dir); err != nil {
-			return "", "", err
-		}
-	}
-	return workspace, data, nil
-}
-
-// DefaultWorkspace names the workspace after the repository's top-level
-// folder, the same for every worktree of a clone.
-func DefaultWorkspace(repo *gitx.Repo, dir string) string {
-	name := filepath.Base(dir)
-	if repo != nil {
-		name = filepath.Base(repo.Top)
-		if filepath.Base(repo.CommonDir) == ".git" {
-			name = filepath.Base(filepath.Dir(repo.CommonDir))
-		}
-	}
-	return name
-}
-
-// DefaultData is where local state lives: <git common dir>/crosscode (so
-// every worktree shares it), else a per-directory folder in the user's
-// state dir.
-func DefaultData(repo *gitx.Repo, dir string) (string, error) {
-	if repo != nil {
-		return filepath.Join(repo.CommonDir, "crosscode"), nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no git repository and no user cache dir for local state: pass --data: %w", err)
-	}
-	abs, _ := filepath.Abs(dir)
-	return filepath.Join(base, "crosscode-mcp", unsafeChars.ReplaceAllString(strings.Trim(abs, "/"), "_")), nil
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// DatabasePath is the local database: workspace.db in local mode, one file
-// per service and workspace in remote mode.
-func DatabasePath(data, service, workspace string) string {
-	if service == "" {
-		return filepath.Join(data, "workspace.db")
-	}
-	host := unsafeChars.ReplaceAllString(strings.TrimPrefix(strings.TrimPrefix(service, "https://"), "http://"), "_")
-	return filepath.Join(data, "remote", host+"--"+unsafeChars.ReplaceAllString(workspace, "_")+".db")
-}
-
-// DefaultActor is git's user.email, else the OS user name.
-func DefaultActor(ctx context.Context, repo *gitx.Repo) string {
-	if repo != nil {
-		if email, err := repo.UserEmail(ctx); err == nil && email != "" {
-			return email
-		}
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return "unknown"
-}
-
-// LoadReplica returns the replica id of this clone or worktree, kept in its
-// git dir (or the data dir outside git), creating it on first use.
-func LoadReplica(repo *gitx.Repo, data string) (string, error) {
-	dir := data
-	if repo != nil {
-		dir = repo.GitDir
-	}
-	path := filepath.Join(dir, "crosscode-replica")
-	for range 3 {
-		if b, err := os.ReadFile(path); err == nil {
-			if id := strings.TrimSpace(string(b)); id != "" {
-				return id, nil
-			}
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", fmt.Errorf("replica id: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			time.Sleep(10 * time.Millisecond) // another process is writing it
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("replica id: %w", err)
-		}
-		id := ids.New("rep")
-		_, werr := f.WriteString(id + "\n")
-		serr := f.Sync()
-		if err := errors.Join(werr, serr, f.Close()); err != nil {
-			return "", fmt.Errorf("replica id: %w", err)
-		}
-		return id, nil
-	}
-	return "", fmt.Errorf("replica id: %s exists but is empty; delete it", path)
 }

@@ -2,7 +2,7 @@
 // (15 or newer) with github.com/jackc/pgx/v5, so that several `serve`
 // instances can share one database (spec section 9). It implements
 // hub.Store with the same ingest rules as the SQLite store (store.Decider)
-// and passes the same suite (internal/storetest).
+// and passes the same suite (internal/testing/storetest).
 //
 // Each workspace's serverSequence comes from its row in heads, locked and
 // raised inside the ingest transaction: commits of one workspace are

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
-	"github.com/crosscode/crosscode-mcp/internal/storetest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/storetest"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 )
 

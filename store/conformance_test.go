@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/storetest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/storetest"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 

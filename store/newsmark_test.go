@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 )
 
 // TestNewsMark: a mark is absent until set, only moves forward, is per

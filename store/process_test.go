@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 )
 
 // The test binary doubles as a worker process: with STORE_WORKER set it

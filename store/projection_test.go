@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
 	"github.com/crosscode/crosscode-mcp/internal/glob"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

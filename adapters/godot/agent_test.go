@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

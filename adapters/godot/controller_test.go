@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )

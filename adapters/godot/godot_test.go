@@ -19,7 +19,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 func TestNodeSuite(t *testing.T) {

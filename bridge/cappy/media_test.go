@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )

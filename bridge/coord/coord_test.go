@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )

@@ -29,8 +29,8 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
+	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
-	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -189,7 +189,7 @@ func (s *session) close() { s.st.Close() }
 // open finds the repository, the local database and the agent's identity.
 // A nil session comes with the answer to give instead.
 func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
-	s := &session{cwd: cfg.Repo, provider: mcp.ProviderFromClient(cfg.Client)}
+	s := &session{cwd: cfg.Repo, provider: identity.ProviderFromClient(cfg.Client)}
 	if s.cwd == "" {
 		s.cwd = in.Cwd
 	}
@@ -200,10 +200,10 @@ func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
 	if s.repo, err = findRepo(ctx, s.cwd, cfg.Getenv); err != nil {
 		return nil, answer{failed: true, msg: fmt.Sprintf("%s: %v", s.cwd, err)}
 	}
-	if s.workspace, s.data, err = mcp.Locate(s.repo, s.repo.Top, cfg.Workspace, cfg.Data); err != nil {
+	if s.workspace, s.data, err = identity.Locate(s.repo, s.repo.Top, cfg.Workspace, cfg.Data); err != nil {
 		return nil, answer{failed: true, msg: err.Error()}
 	}
-	s.db = mcp.DatabasePath(s.data, cfg.Service, s.workspace)
+	s.db = identity.DatabasePath(s.data, cfg.Service, s.workspace)
 	if _, err := os.Stat(s.db); err != nil {
 		return nil, answer{failed: true, msg: fmt.Sprintf("no coordination state at %s (has a crosscode-mcp server run in this repository with these flags?)", s.db)}
 	}
@@ -218,7 +218,7 @@ func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
 		return nil, answer{failed: true, msg: err.Error()}
 	}
 	s.ref = sessionRef(in.SessionID)
-	if s.replica, err = mcp.LoadReplica(s.repo, s.data); err != nil {
+	if s.replica, err = identity.LoadReplica(s.repo, s.data); err != nil {
 		s.st.Close()
 		return nil, answer{failed: true, msg: err.Error()}
 	}
@@ -259,7 +259,7 @@ func (s *session) resolveActor(ctx context.Context, cfg Config) string {
 			}
 		}
 	}
-	return mcp.DefaultActor(ctx, s.repo)
+	return identity.DefaultActor(ctx, s.repo)
 }
 
 // checkEdit decides an edit of paths.

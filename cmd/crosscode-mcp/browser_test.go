@@ -22,7 +22,7 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // arenaDir is examples/phaser-arena.

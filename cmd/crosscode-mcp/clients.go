@@ -25,7 +25,7 @@ type agentClient struct {
 	// the servers it configures.
 	files func(home, repo string) []clientFile
 	// sees is what its model receives from crosscode-mcp's results, as the
-	// tests in the real client (internal/agentclients) found it; "" for a
+	// tests in the real client (internal/testing/agentclients) found it; "" for a
 	// client those tests do not run.
 	sees string
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/internal/scratch"
-	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -50,15 +50,15 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	repo, err := mcp.OpenRepo(ctx, dir, log)
+	repo, err := identity.OpenRepo(ctx, dir, log)
 	if err != nil {
 		return err
 	}
-	workspace, data, err := mcp.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	workspace, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, mcp.DatabasePath(data, "", workspace), &store.Options{Projections: true})
+	st, err := store.Open(ctx, identity.DatabasePath(data, "", workspace), &store.Options{Projections: true})
 	if err != nil {
 		return err
 	}

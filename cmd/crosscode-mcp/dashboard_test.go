@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/crosscode/crosscode-mcp/internal/browsertest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/browsertest"
 )
 
 // dashboardURL is the one line `crosscode-mcp dashboard` prints.

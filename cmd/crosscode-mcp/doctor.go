@@ -19,6 +19,7 @@ import (
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
+	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -139,7 +140,7 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 		add(Check{"git repository", "ok", repo.Top, ""})
 	}
 	// Data directory.
-	workspace, data, err := mcp.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	workspace, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
 	if err != nil {
 		add(Check{"data directory", "fail", err.Error(), "pass --data DIR"})
 		return out
@@ -150,7 +151,7 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 	}
 
 	// Workspace database.
-	dbPath := mcp.DatabasePath(data, cfg.Service, workspace)
+	dbPath := identity.DatabasePath(data, cfg.Service, workspace)
 	var db *store.Store
 	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
 		add(Check{"workspace database", "ok", dbPath + " (created on first start)", ""})
@@ -203,7 +204,7 @@ func doctor(ctx context.Context, cfg mcp.Config) []Check {
 	// Identity.
 	actor, source := cfg.Actor, "--actor"
 	if actor == "" {
-		actor, source = mcp.DefaultActor(ctx, repo), "git user.email, else the OS user"
+		actor, source = identity.DefaultActor(ctx, repo), "git user.email, else the OS user"
 	}
 	replica := "a new id, kept in the git dir"
 	rdir := data

@@ -16,7 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // callImages runs a tool and returns its structured result and its

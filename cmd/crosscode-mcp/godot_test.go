@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // godotArena copies the Godot example into a fresh repository at

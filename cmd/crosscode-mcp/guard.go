@@ -13,7 +13,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
-	"github.com/crosscode/crosscode-mcp/mcp"
+	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -141,17 +141,17 @@ func guardCheck(ctx context.Context, repo *gitx.Repo, g guardFlags, stderr io.Wr
 	if err != nil || len(paths) == 0 {
 		return err
 	}
-	workspace, data, err := mcp.Locate(repo, repo.Top, *g.workspace, *g.data)
+	workspace, data, err := identity.Locate(repo, repo.Top, *g.workspace, *g.data)
 	if err != nil {
 		return err
 	}
-	db := mcp.DatabasePath(data, *g.service, workspace)
+	db := identity.DatabasePath(data, *g.service, workspace)
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return nil // no coordination in this repository yet
 	}
 	actor := *g.actor
 	if actor == "" {
-		actor = mcp.DefaultActor(ctx, repo)
+		actor = identity.DefaultActor(ctx, repo)
 	}
 	st, err := store.Open(ctx, db, &store.Options{Projections: true})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // TestGuardRefusesCommitsOnOthersClaims: with the pre-commit hook

@@ -9,7 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/crosscode/crosscode-mcp/internal/storetest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/storetest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

@@ -1,7 +1,7 @@
 package main
 
 // Several real `serve --db` processes on one PostgreSQL database (a
-// throwaway cluster of internal/pgtest): ordering and no gaps under
+// throwaway cluster of internal/testing/pgtest): ordering and no gaps under
 // concurrent ingest through all of them, fan-out across instances, dedupe
 // across instances, retention seen by all, kill -9 of an instance
 // mid-stream, and the database restarted under load.
@@ -19,8 +19,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/crosscode/crosscode-mcp/internal/fixture"
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // readmeCommands returns the command lines of the README's ```sh blocks.
@@ -130,7 +130,7 @@ func TestReadmeCommands(t *testing.T) {
 					t.Fatalf("%v\n%s", err, out)
 				}
 			case args[0] == "claude" || args[0] == "codex" || args[0] == "gemini":
-				// The clients' own tests run them (internal/agentclients):
+				// The clients' own tests run them (internal/testing/agentclients):
 				// check that what it would start is the server, directly or
 				// through npx, and that its flags parse. Gemini CLI takes
 				// the command after the server's name, with no "--".
@@ -153,7 +153,7 @@ func TestReadmeCommands(t *testing.T) {
 				}
 			case args[0] == "npx":
 				// npx -y crosscode-mcp ARGS runs the binary with ARGS
-				// (internal/npmtest tests the launcher from its packages).
+				// (internal/testing/npmtest tests the launcher from its packages).
 				if len(args) < 3 || args[1] != "-y" || args[2] != "crosscode-mcp" {
 					t.Fatalf("unexpected npx command %q", line)
 				}

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/pgtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
 )
 
 // TestServeDBCacheAfterKill9: serve --db keeps the dashboard's cache in a

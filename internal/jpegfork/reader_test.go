@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // goroot returns the Go tree's root, whose image tests have the JPEG files.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/cputime"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // benchFrames writes n textured arena frames of w×h as JPEGs (quality 85)

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // videoFrames writes the frames of the video tests: 320x180 frames every

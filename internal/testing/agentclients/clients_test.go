@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // TestMain builds the crosscode-mcp binary the clients start, once

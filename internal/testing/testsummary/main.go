@@ -6,7 +6,7 @@
 //
 // It counts every test and subtest. A package that failed with no failing
 // test (a build error, a crash, a timeout) counts as one failure. Skips whose
-// reason starts with -wine-prefix (internal/sysdeps.WineSkipPrefix) are
+// reason starts with -wine-prefix (internal/testing/sysdeps.WineSkipPrefix) are
 // counted apart. It exits 1 when anything failed, so that a pipeline fails
 // too. scripts/wine-test runs it over the Windows pass under Wine.
 package main
@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // event is one line of `go test -json` (cmd/test2json), build events

@@ -29,7 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
-	"github.com/crosscode/crosscode-mcp/internal/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // Cluster is one running PostgreSQL server.
