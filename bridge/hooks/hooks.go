@@ -77,6 +77,10 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	if !slices.Contains(Clients, cfg.Client) {
 		return fmt.Errorf("unknown client %q (%s)", cfg.Client, strings.Join(Clients, ", "))
 	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	cfg.Client = RunningClient(cfg.Client, cfg.Getenv)
 	if cfg.Policy != "" {
 		if err := ValidPolicy(cfg.Policy); err != nil {
 			return err
@@ -84,9 +88,6 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -146,6 +147,9 @@ func run(ctx context.Context, cfg Config, stdin io.Reader) answer {
 	var in Input
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return answer{failed: true, msg: "malformed hook input: " + err.Error()}
+	}
+	if cfg.Getenv(ViaEnv) != "plugin" && yieldsToPackage(cfg, &in) {
+		return answer{} // the plugin's (or extension's) own hook answers this event
 	}
 	var paths []string
 	if kind == kindEdit {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/mcp"
 )
 
@@ -51,6 +52,20 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cfg.Toolsets = parseToolsets(*toolsets)
 	cfg.Logger = newLogger(stderr, *verbose)
 	cfg.Version = thisBuild().Version // serverInfo.version: "1.2.3", or "dev"
+	// The hooks of the client packages (plugin, extension) start the
+	// binary the server last ran from: record it, beside the start (it is
+	// one small read when nothing changed; a failure only means those hooks
+	// look on PATH instead).
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		if exe, err := os.Executable(); err == nil {
+			if err := hooks.RecordBinary(exe); err != nil {
+				cfg.Logger.Warn("the client packages' hooks will look for crosscode-mcp on PATH: " + err.Error())
+			}
+		}
+	}()
+	defer func() { <-recorded }()
 	return mcp.Run(ctx, *cfg, stdin, stdout)
 }
 
