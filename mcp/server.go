@@ -60,6 +60,12 @@ type Config struct {
 	Getenv func(string) string
 	// MaxLineBytes caps one JSON-RPC message on stdin. Default 8 MiB.
 	MaxLineBytes int
+	// Yield, when set, names the other crosscode-mcp server that the
+	// client (by its clientInfo.name) was also configured to start, by
+	// hand; "" for none. A server started by a client package (plugin,
+	// extension) beside one wired by hand then offers no tools, so the
+	// agent sees each tool once, with the user's own flags.
+	Yield func(clientName string) string
 }
 
 // Toolsets are the tool groups --toolsets may name.
@@ -151,6 +157,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
 		s.learnClient(ctx, req.Params.ClientInfo.Name)
+		if cfg.Yield != nil {
+			if other := cfg.Yield(req.Params.ClientInfo.Name); other != "" {
+				names := make([]string, len(s.Tools))
+				for i, t := range s.Tools {
+					names[i] = t.Def.Name
+				}
+				s.MCP.DeleteTools(names...)
+				cfg.Logger.Warn("this crosscode-mcp server, started by the crosscode plugin or extension, offers no tools: the client also starts " + other + ", wired by hand, which serves them (remove one of the two to silence this)")
+			}
+		}
 	})
 	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
 		server.WithInstructions(instructions),

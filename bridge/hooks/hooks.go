@@ -148,8 +148,8 @@ func run(ctx context.Context, cfg Config, stdin io.Reader) answer {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return answer{failed: true, msg: "malformed hook input: " + err.Error()}
 	}
-	if cfg.Getenv(ViaEnv) != "plugin" && yieldsToPackage(cfg, &in) {
-		return answer{} // the plugin's (or extension's) own hook answers this event
+	if cfg.Getenv(ViaEnv) == "plugin" && yieldsToHandWired(cfg, &in) {
+		return answer{} // the hooks wired by hand answer this event
 	}
 	var paths []string
 	if kind == kindEdit {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -238,32 +239,39 @@ func standardize(b []byte) []byte {
 	return b
 }
 
-// yieldsToPackage reports whether a hook that `hooks install` wrote
-// should leave the event to the crosscode plugin or extension, which is
-// enabled for the same client and runs its own hook beside it: one check
-// and one news delivery per event, never two.
-func yieldsToPackage(cfg Config, in *Input) bool {
+// yieldsToHandWired reports whether a run of the packages' launcher
+// should leave the event to hooks that `hooks install` wrote for the same
+// client (in the user's or the project's settings), which run beside it:
+// one check and one news delivery per event, never two, and what the user
+// wired by hand (with its flags) wins.
+func yieldsToHandWired(cfg Config, in *Input) bool {
 	home := cfg.Getenv("HOME")
 	if home == "" {
 		home = cfg.Getenv("USERPROFILE")
 	}
-	if home == "" {
-		return false
+	var tops []string
+	for _, d := range []string{cfg.Getenv("CLAUDE_PROJECT_DIR"), cfg.Getenv("GEMINI_PROJECT_DIR"), in.Cwd} {
+		if d != "" && !slices.Contains(tops, d) {
+			tops = append(tops, d)
+		}
 	}
-	project := cfg.Getenv("CLAUDE_PROJECT_DIR")
-	if project == "" {
-		project = in.Cwd
+	var paths []string
+	if home != "" {
+		if p, err := SettingsPath(InstallConfig{Client: cfg.Client, Scope: "user", Home: home}); err == nil {
+			paths = append(paths, p)
+		}
 	}
-	return len(Packages(PackageHome{Home: home, CodexHome: cfg.Getenv("CODEX_HOME"), Project: project}, cfg.Client)) > 0
-}
-
-// within reports whether path is dir or inside it (links of dir resolved).
-func within(path, dir string) bool {
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
+	for _, top := range tops {
+		if p, err := SettingsPath(InstallConfig{Client: cfg.Client, Scope: "project", Top: top}); err == nil {
+			paths = append(paths, p)
+		}
 	}
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	for _, p := range paths {
+		if events, _ := Installed(cfg.Client, p); slices.Contains(events, cfg.Event) {
+			return true
+		}
+	}
+	return false
 }
 
 // The hooks files of the client packages, made by PackageHooks from the
@@ -318,4 +326,13 @@ func PackageHooks(kind string) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// within reports whether path is dir or inside it (links of dir resolved).
+func within(path, dir string) bool {
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -83,3 +83,72 @@ func TestRunningClient(t *testing.T) {
 		}
 	}
 }
+
+// TestPackageManifests: the plugin, its marketplace entry, the extension,
+// the skill and every package.json name the LICENSE's SPDX id; the
+// plugin's and the extension's servers start the same command, marked as
+// theirs; the skill is named and described as the Agent Skills format asks.
+func TestPackageManifests(t *testing.T) {
+	root := filepath.Join("..", "..")
+	lic, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil || !strings.Contains(string(lic), "Apache License") || !strings.Contains(string(lic), "Version 2.0") {
+		t.Fatalf("LICENSE is not the Apache License 2.0: %v", err)
+	}
+	const spdx = "Apache-2.0"
+	read := func(rel string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err == nil {
+			err = json.Unmarshal(b, &m)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return m
+	}
+	for _, rel := range []string{"plugins/crosscode/.claude-plugin/plugin.json", "gemini-extension.json", "npm/crosscode-mcp/package.json",
+		"npm/platform/package.json", "adapters/js/package.json", "examples/phaser-arena/package.json"} {
+		if m := read(rel); m["license"] != spdx {
+			t.Errorf("%s: license %v, want %s", rel, m["license"], spdx)
+		}
+	}
+	market := read(".claude-plugin/marketplace.json")
+	plugins, _ := market["plugins"].([]any)
+	if len(plugins) != 1 {
+		t.Fatalf("marketplace.json lists %d plugins, want 1", len(plugins))
+	}
+	entry := plugins[0].(map[string]any)
+	if entry["name"] != PluginName || entry["source"] != "./plugins/crosscode" || entry["license"] != spdx {
+		t.Errorf("marketplace entry %v", entry)
+	}
+	if read("plugins/crosscode/.claude-plugin/plugin.json")["name"] != PluginName || read("gemini-extension.json")["name"] != PluginName {
+		t.Error("the plugin and the extension are not both named " + PluginName)
+	}
+	servers := []any{read("plugins/crosscode/.mcp.json")["mcpServers"], read("gemini-extension.json")["mcpServers"]}
+	for _, s := range servers {
+		b, _ := json.Marshal(s)
+		if string(b) != `{"crosscode":{"args":["-y","crosscode-mcp"],"command":"npx","env":{"CROSSCODE_VIA":"plugin"}}}` {
+			t.Errorf("a package's server is %s", b)
+		}
+	}
+	skill, err := os.ReadFile(filepath.Join(root, "plugins", "crosscode", "skills", "crosscode", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, body, ok := strings.Cut(strings.TrimPrefix(string(skill), "---\n"), "\n---\n")
+	if !ok || !strings.Contains(front, "\nname: crosscode\n") && !strings.HasPrefix(front, "name: crosscode\n") || !strings.Contains(front, "\ndescription: ") || !strings.Contains(front, "license: "+spdx) {
+		t.Errorf("SKILL.md's front matter:\n%s", front)
+	}
+	if n := len(strings.Fields(body)); n < 200 || n > 800 {
+		t.Errorf("SKILL.md's body has %d words; the working rules fit in a few hundred", n)
+	}
+	for _, tool := range []string{"claim", "release_claim", "waitSeconds", "respond_handoff", "record_validation", "run_scenario", "step_game"} {
+		if !strings.Contains(body, "`"+tool) {
+			t.Errorf("SKILL.md does not mention %s", tool)
+		}
+	}
+	if ext := read("gemini-extension.json"); ext["contextFileName"] != "plugins/crosscode/skills/crosscode/SKILL.md" {
+		t.Errorf("the extension's context file is %v, want the skill", ext["contextFileName"])
+	}
+}

@@ -283,3 +283,53 @@ func opencodeServers(b []byte) (map[string]mcpServer, error) {
 	}
 	return entries(doc["mcp"])
 }
+
+// clientOf names the agentClient whose MCP client calls itself name in
+// its initialize request ("" for one doctor does not read).
+func clientOf(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case strings.Contains(n, "gemini"):
+		return "Gemini CLI"
+	case strings.Contains(n, "claude"):
+		return "Claude Code"
+	case strings.Contains(n, "codex"):
+		return "Codex"
+	case strings.Contains(n, "opencode"):
+		return "OpenCode"
+	case strings.Contains(n, "cursor"):
+		return "Cursor"
+	}
+	return ""
+}
+
+// handWired is mcp.Config.Yield for a server that a client package
+// started: the first enabled crosscode-mcp server that the calling client
+// is configured, by hand, to start for the repository, as "server NAME in
+// FILE"; "" for none. It reads the client's files once it is known.
+func handWired(home, repo string) func(clientName string) string {
+	return func(clientName string) string {
+		want := clientOf(clientName)
+		for _, c := range agentClients {
+			if c.name != want {
+				continue
+			}
+			for _, f := range c.files(home, repo) {
+				b, err := os.ReadFile(f.path)
+				if err != nil {
+					continue
+				}
+				servers, err := f.servers(b)
+				if err != nil {
+					continue
+				}
+				for _, name := range slices.Sorted(maps.Keys(servers)) {
+					if s := servers[name]; startsUs(s.command) && !s.disabled {
+						return fmt.Sprintf("server %q in %s", name, f.path)
+					}
+				}
+			}
+		}
+		return ""
+	}
+}

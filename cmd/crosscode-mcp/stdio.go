@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/crosscode/crosscode-mcp/bridge/hooks"
+	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/mcp"
 )
 
@@ -38,6 +39,10 @@ func serverFlags(fs *flag.FlagSet) (*mcp.Config, *string, *bool) {
 	return cfg, toolsets, verbose
 }
 
+// viaEnv is set to "plugin" in the environment of a server that the
+// crosscode plugin or extension starts (their MCP server entries).
+const viaEnv = "CROSSCODE_VIA"
+
 // runStdio runs the stdio MCP server: what an agent starts from its MCP
 // config. Stdout carries MCP only; logs go to stderr.
 func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -66,6 +71,20 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}()
 	defer func() { <-recorded }()
+	if os.Getenv(viaEnv) == "plugin" {
+		// Started by the plugin or extension: leave the tools to a server
+		// the same client was wired to start by hand, if any.
+		if home, err := os.UserHomeDir(); err == nil {
+			dir := cfg.Repo
+			if dir == "" {
+				dir, _ = os.Getwd()
+			}
+			if r, err := gitx.Open(ctx, dir); err == nil {
+				dir = r.Top
+			}
+			cfg.Yield = handWired(home, dir)
+		}
+	}
 	return mcp.Run(ctx, *cfg, stdin, stdout)
 }
 

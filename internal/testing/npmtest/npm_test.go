@@ -169,6 +169,12 @@ func checkPackageJSON(t *testing.T, p *Packages) {
 				t.Errorf("%s: no %s", dir, k)
 			}
 		}
+		if m["license"] != "Apache-2.0" {
+			t.Errorf("%s: license %v, want Apache-2.0 (the LICENSE file's)", dir, m["license"])
+		}
+		if lic, err := os.ReadFile(filepath.Join(p.Dir, dir, "LICENSE")); err != nil || !strings.Contains(string(lic), "Apache License") {
+			t.Errorf("%s: no LICENSE with the Apache License: %v", dir, err)
+		}
 		if m["version"] != Version {
 			t.Errorf("%s: version %v, want %s", dir, m["version"], Version)
 		}
@@ -188,6 +194,26 @@ func checkPackageJSON(t *testing.T, p *Packages) {
 	}
 	if fmt.Sprint(deps) != fmt.Sprint(want) {
 		t.Errorf("optionalDependencies %v, want %v", deps, want)
+	}
+	// The MCP Registry's server.json, stamped: its name is the launcher's
+	// mcpName (how the registry verifies an npm package), its package the
+	// launcher at this version.
+	var server struct {
+		Name     string
+		Version  string
+		Packages []struct {
+			RegistryType, Identifier, Version string
+			Transport                         struct{ Type string }
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(p.Dir), "server.json")); err != nil {
+		t.Errorf("no server.json beside the packages: %v", err)
+	} else if err := json.Unmarshal(b, &server); err != nil {
+		t.Errorf("server.json: %v", err)
+	}
+	if server.Name == "" || server.Name != l["mcpName"] || server.Version != Version || len(server.Packages) != 1 ||
+		server.Packages[0].Identifier != "crosscode-mcp" || server.Packages[0].Version != Version || server.Packages[0].Transport.Type != "stdio" {
+		t.Errorf("server.json %+v does not describe the launcher (mcpName %v) at %s", server, l["mcpName"], Version)
 	}
 	osName, cpu := nodeOS[runtime.GOOS], nodeCPU[runtime.GOARCH]
 	pl := read("mcp-" + osName + "-" + cpu)
