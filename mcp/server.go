@@ -84,6 +84,7 @@ type Server struct {
 	log       *slog.Logger
 	sessionID string
 	provider  protocol.Provider // from --provider, else from clientInfo
+	yielded   map[string]string // Config.Yield's answer per client name
 	mu        sync.Mutex
 }
 
@@ -157,16 +158,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
 		s.learnClient(ctx, req.Params.ClientInfo.Name)
-		if cfg.Yield != nil {
-			if other := cfg.Yield(req.Params.ClientInfo.Name); other != "" {
-				names := make([]string, len(s.Tools))
-				for i, t := range s.Tools {
-					names[i] = t.Def.Name
-				}
-				s.MCP.DeleteTools(names...)
-				cfg.Logger.Warn("this crosscode-mcp server, started by the crosscode plugin or extension, offers no tools: the client also starts " + other + ", wired by hand, which serves them (remove one of the two to silence this)")
-			}
-		}
 	})
 	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
 		server.WithInstructions(instructions),
@@ -175,6 +166,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 		server.WithToolHandlerMiddleware(fitResult),
+		server.WithToolFilter(s.yieldFilter),
 	)
 	if slices.Contains(cfg.Toolsets, capturetools.Toolset) {
 		if s.Capture, err = startCapture(ctx, cfg, repo, dir, data); err != nil {
@@ -266,6 +258,35 @@ func clientName(ctx context.Context) string {
 		return sess.GetClientInfo().Name
 	}
 	return ""
+}
+
+// yieldFilter offers no tools to a client that Config.Yield says also
+// starts a crosscode-mcp server wired by hand (decided once per client
+// name: it reads the client's configuration files).
+func (s *Server) yieldFilter(ctx context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
+	if s.cfg.Yield == nil {
+		return tools
+	}
+	name := clientName(ctx)
+	s.mu.Lock()
+	other, ok := s.yielded[name]
+	s.mu.Unlock()
+	if !ok {
+		other = s.cfg.Yield(name)
+		s.mu.Lock()
+		if s.yielded == nil {
+			s.yielded = map[string]string{}
+		}
+		s.yielded[name] = other
+		s.mu.Unlock()
+		if other != "" {
+			s.log.Warn("this crosscode-mcp server, started by the crosscode plugin or extension, offers no tools: the client also starts " + other + ", wired by hand, which serves them (remove one of the two to silence this)")
+		}
+	}
+	if other != "" {
+		return nil
+	}
+	return tools
 }
 
 // learnClient sets the provider from the client's name, unless --provider

@@ -97,6 +97,28 @@ func codexEnv(w *World) []string {
 // provider of its own and turns off what would leave loopback.
 func configureCodex(t *testing.T, w *World) {
 	t.Helper()
+	writeCodexConfig(t, w, false)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := w.Command(ctx, "node", []string{codexBin(t), "mcp", "add", "crosscode", "--", "crosscode-mcp"}, codexEnv(w)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("codex mcp add: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(w.Home, ".codex", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "[mcp_servers.crosscode]") {
+		t.Fatalf("codex mcp add did not write [mcp_servers.crosscode]:\n%s", b)
+	}
+}
+
+// writeCodexConfig points Codex at the scripted model in a new
+// ~/.codex/config.toml, with its plugins on or off (the client packages'
+// tests install the crosscode plugin from a local marketplace; OpenAI's
+// own marketplaces stay off: they sync from github.com).
+func writeCodexConfig(t *testing.T, w *World, plugins bool) {
+	t.Helper()
 	home := filepath.Join(w.Home, ".codex")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -132,25 +154,12 @@ persistence = "none"
 # Plugins sync OpenAI's marketplace with git from github.com, apps and
 # remote plugins ask ChatGPT's backend: nothing here leaves loopback.
 [features]
-plugins = false
+plugins = ` + fmt.Sprint(plugins) + `
 remote_plugin = false
 apps = false
 `
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := w.Command(ctx, "node", []string{codexBin(t), "mcp", "add", "crosscode", "--", "crosscode-mcp"}, codexEnv(w)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("codex mcp add: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "[mcp_servers.crosscode]") {
-		t.Fatalf("codex mcp add did not write [mcp_servers.crosscode]:\n%s", b)
 	}
 }
 

@@ -126,6 +126,22 @@ func configureGemini(t *testing.T, w *World) {
 	if server["command"] != "crosscode-mcp" {
 		t.Fatalf("gemini mcp add: crosscode is not in %s: %s", settingsPath, b)
 	}
+	prepareGemini(t, w)
+}
+
+// prepareGemini points Gemini CLI at the scripted model (API key auth, no
+// telemetry or updates, the repository trusted) in ~/.gemini/settings.json,
+// keeping what is there.
+func prepareGemini(t *testing.T, w *World) {
+	t.Helper()
+	dir := filepath.Join(w.Home, ".gemini")
+	settingsPath := filepath.Join(dir, "settings.json")
+	settings := map[string]any{}
+	if b, err := os.ReadFile(settingsPath); err == nil {
+		if err := json.Unmarshal(b, &settings); err != nil {
+			t.Fatalf("%s: %v", settingsPath, err)
+		}
+	}
 	settings["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}
 	settings["privacy"] = map[string]any{"usageStatisticsEnabled": false}
 	settings["telemetry"] = map[string]any{"enabled": false}
@@ -139,6 +155,9 @@ func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {

@@ -72,6 +72,9 @@ type World struct {
 	Repo  string // the repository the client runs in: $HOME/mygame
 	Bin   string // the crosscode-mcp binary (on PATH in Env)
 	Model *Model
+	// NoBin keeps crosscode-mcp off PATH in Env (no folder of PATH that
+	// holds one): the client packages' tests, where npx starts it.
+	NoBin bool
 }
 
 // binary is the crosscode-mcp binary BuildBinary made for this test run.
@@ -170,7 +173,15 @@ func (w *World) Env(extra ...string) []string {
 	var env []string
 	for _, k := range keep {
 		if v, ok := os.LookupEnv(k); ok {
-			if k == "PATH" {
+			if k == "PATH" && w.NoBin {
+				var dirs []string
+				for _, d := range filepath.SplitList(v) {
+					if _, err := os.Stat(filepath.Join(d, "crosscode-mcp"+exeSuffix)); err != nil {
+						dirs = append(dirs, d)
+					}
+				}
+				v = strings.Join(dirs, string(os.PathListSeparator))
+			} else if k == "PATH" {
 				v = filepath.Dir(w.Bin) + string(os.PathListSeparator) + v
 			}
 			env = append(env, k+"="+v)
