@@ -93,7 +93,7 @@ var pkgClients = []pkgClient{
 			os.MkdirAll(filepath.Join(w.Home, ".claude"), 0o755)
 			writeJSON(t, filepath.Join(w.Home, ".claude", "settings.json"), map[string]any{
 				"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write", "Bash(ls:*)"}},
-				"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true"}}}}},
+				"hooks":       map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true"}}}}},
 			})
 		},
 		run: func(t *testing.T, w *World, prompt string) *RunResult { return runClaude(t, w, prompt).RunResult },
@@ -239,7 +239,9 @@ func TestPackagesInClients(t *testing.T) {
 			}
 
 			p, _ := play("plugin")
-			if !strings.Contains(p.context, skillPhrase) && !slices.ContainsFunc(p.tools, func(s string) bool { return strings.Contains(s, "crosscode") && strings.Contains(strings.ToLower(s), "skill") }) {
+			if !strings.Contains(p.context, skillPhrase) && !slices.ContainsFunc(p.tools, func(s string) bool {
+				return strings.Contains(s, "crosscode") && strings.Contains(strings.ToLower(s), "skill")
+			}) {
 				t.Errorf("the skill did not reach the model; its first request's context:\n%s", tail(p.context, 4000))
 			}
 			rec, err := os.ReadFile(filepath.Join(w.Home, ".cache", "crosscode-mcp", "binary"))
@@ -426,4 +428,3 @@ func rewriteCodexModel(t *testing.T, w *World) {
 		t.Fatal(err)
 	}
 }
-
