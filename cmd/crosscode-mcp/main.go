@@ -108,6 +108,9 @@ Usage:
                                              agent hooks: stop edits of files another agent
                                              claimed, and bring news at each prompt
   crosscode-mcp hook CLIENT EVENT            what those hooks run (client's JSON on stdin)
+  crosscode-mcp skill install|uninstall --client opencode [--scope user|project]
+                                             the working rules as an Agent Skill, where OpenCode
+                                             reads skills (the other clients' packages bring it)
   crosscode-mcp demo-game                    the reference game adapter (reads CAPPY_ENDPOINT, CAPPY_SESSION_TOKEN)
   crosscode-mcp version                      print the version
 
@@ -127,6 +130,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runGuard(ctx, args[1:], stdout, stderr)
 		case "hook":
 			return runHook(ctx, args[1:], stdin, stdout, stderr)
+		case "skill":
+			return runSkill(ctx, args[1:], stdout, stderr)
 		case "hooks":
 			return runHooks(ctx, args[1:], stdout, stderr)
 		case "doctor":

@@ -428,3 +428,58 @@ func rewriteCodexModel(t *testing.T, w *World) {
 		t.Fatal(err)
 	}
 }
+
+// TestPackageValidate: the clients' own validators accept the packages:
+// `claude plugin validate` the marketplace and the plugin, `gemini
+// extensions validate` the extension.
+func TestPackageValidate(t *testing.T) {
+	sysdeps.Need(t, "node")
+	src := checkoutCopy(t)
+	w := NewWorld(t)
+	w.Model = NewModel(t, mountMessages, func(r *Request) Reply { return Reply{Text: "unused"} })
+	for _, target := range []string{filepath.Join(src, ".claude-plugin", "marketplace.json"), filepath.Join(src, "plugins", "crosscode")} {
+		out := runIn(t, w, claudeBin(t), []string{"plugin", "validate", target}, claudeEnv(w)...)
+		if !strings.Contains(out, "Validation passed") {
+			t.Errorf("claude plugin validate %s:\n%s", target, out)
+		}
+		if strings.Contains(out, "hooks.json") && strings.Contains(out, "BeforeTool") {
+			t.Errorf("claude plugin validate %s read the extension's (Gemini's) hooks:\n%s", target, out)
+		}
+	}
+	out := runIn(t, w, "node", []string{geminiBin(t), "extensions", "validate", src}, geminiEnv(w)...)
+	if !strings.Contains(out, "successfully validated") {
+		t.Errorf("gemini extensions validate:\n%s", out)
+	}
+}
+
+// TestOpenCodeSkill: OpenCode has no package format for what the plugin
+// brings; its MCP entry is the README's opencode.json (TestPlay), and
+// `crosscode-mcp skill install --client opencode` puts the skill where
+// OpenCode reads skills: its model is told of it.
+func TestOpenCodeSkill(t *testing.T) {
+	c := clients[slices.IndexFunc(clients, func(c *Client) bool { return c.Name == "opencode" })]
+	w := NewWorld(t)
+	var first *Request
+	w.Model = NewModel(t, c.Mount, func(r *Request) Reply {
+		if first == nil {
+			first = r
+		}
+		return Reply{Text: "Noted."}
+	})
+	c.Configure(t, w)
+	out := runIn(t, w, w.Bin, []string{"skill", "install", "--client", "opencode"})
+	if !strings.Contains(out, filepath.Join(w.Home, ".config", "opencode", "skills", "crosscode")) {
+		t.Fatalf("skill install: %s", out)
+	}
+	run := c.Run(t, w, "What do you know about working beside other agents here?")
+	if first == nil {
+		t.Fatalf("opencode sent no request (exit %d):\n%s", run.ExitCode, tail(run.Stderr, 3000))
+	}
+	if !strings.Contains(string(first.Raw), skillPhrase) {
+		t.Errorf("the crosscode skill is not in OpenCode's first request to its model:\n%s", tail(string(first.Raw), 3000))
+	}
+	out = runIn(t, w, w.Bin, []string{"skill", "uninstall", "--client", "opencode"})
+	if _, err := os.Stat(filepath.Join(w.Home, ".config", "opencode", "skills", "crosscode")); !os.IsNotExist(err) {
+		t.Errorf("skill uninstall left the folder: %v\n%s", err, out)
+	}
+}

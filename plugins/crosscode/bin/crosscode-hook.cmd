@@ -1,9 +1,10 @@
-:<<'::'
+@:<<'::' 2>/dev/null
 @echo off
 rem crosscode-hook CLIENT EVENT: runs `crosscode-mcp hook CLIENT EVENT` with the
 rem hook input on stdin, for the hooks of the crosscode plugin and extension.
-rem One file for both shells: cmd.exe runs this part (a line that starts with
-rem a colon is a label to it), sh and bash skip it as a here-document.
+rem One file for both shells: cmd.exe runs this part (the first line is a
+rem label to it, @ silencing its echo), sh and bash skip it as a here-document
+rem (their first command, @:, is not found: its error goes to /dev/null).
 rem The binary is, in order: %CROSSCODE_MCP_BIN%; the one the crosscode-mcp
 rem server last ran from (it writes its path to
 rem %LOCALAPPDATA%\crosscode-mcp\binary at every start, so an npx install is

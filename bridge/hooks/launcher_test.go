@@ -1,0 +1,169 @@
+package hooks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The test binary stands in for crosscode-mcp when the launcher runs it:
+// with CROSSCODE_LAUNCHER_ECHO set it writes its arguments, the via mark
+// and its stdin there, and exits.
+func TestMain(m *testing.M) {
+	if out := os.Getenv("CROSSCODE_LAUNCHER_ECHO"); out != "" {
+		in, _ := io.ReadAll(os.Stdin)
+		os.WriteFile(out, []byte(fmt.Sprintf("args=%q via=%s stdin=%s", os.Args[1:], os.Getenv(ViaEnv), in)), 0o644)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// launch runs the packages' launcher as the clients do: cmd.exe on
+// Windows (Codex; PowerShell hands a .cmd to it too), else the shell that
+// executes it directly (Claude Code, Codex) and bash that dot-sources it
+// (Gemini CLI).
+type launched struct {
+	how                    string
+	stdout, stderr, echoed string
+	err                    error
+}
+
+func launch(t *testing.T, env []string, args ...string) []launched {
+	t.Helper()
+	launcher, err := filepath.Abs(filepath.Join("..", "..", filepath.FromSlash(Launcher)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	var hows []string
+	if runtime.GOOS == "windows" {
+		cmds = append(cmds, exec.Command("cmd", append([]string{"/c", launcher}, args...)...))
+		hows = append(hows, "cmd /c")
+	} else {
+		quoted := `"` + launcher + `"` + " " + strings.Join(args, " ")
+		for _, sh := range []string{"sh", "bash"} {
+			if _, err := exec.LookPath(sh); err == nil {
+				cmds = append(cmds, exec.Command(sh, "-c", quoted))
+				hows = append(hows, sh+" runs it")
+			}
+		}
+		if _, err := exec.LookPath("bash"); err == nil {
+			cmds = append(cmds, exec.Command("bash", "-c", ". "+quoted))
+			hows = append(hows, "bash dot-sources it")
+		}
+	}
+	var out []launched
+	for i, cmd := range cmds {
+		var so, se bytes.Buffer
+		echo := filepath.Join(t.TempDir(), "echo")
+		cmd.Env = append(append([]string(nil), env...), "CROSSCODE_LAUNCHER_ECHO="+echo)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(`{"hook_event_name":"PreToolUse"}`), &so, &se
+		err := cmd.Run()
+		echoed, _ := os.ReadFile(echo)
+		out = append(out, launched{hows[i], so.String(), se.String(), strings.TrimSpace(string(echoed)), err})
+	}
+	return out
+}
+
+// TestLauncher: the launcher runs the binary the server recorded (or
+// CROSSCODE_MCP_BIN's) with `hook` and its arguments, the hook input on
+// its stdin and the via mark; with no binary anywhere it allows (exit 0)
+// and says why on stderr.
+func TestLauncher(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cache := filepath.Join(home, "cache")
+	// The environment of a hook: nothing of this machine's but what runs
+	// a shell (PATH without crosscode-mcp: only the system folders).
+	base := []string{"HOME=" + home, "USERPROFILE=" + home, "XDG_CACHE_HOME=" + cache, "LOCALAPPDATA=" + cache}
+	if runtime.GOOS == "windows" {
+		base = append(base, "PATH="+os.Getenv("SystemRoot")+`\system32`, "SystemRoot="+os.Getenv("SystemRoot"), "ComSpec="+os.Getenv("ComSpec"))
+	} else {
+		base = append(base, "PATH=/usr/bin:/bin")
+	}
+
+	// None: allowed, with the reason.
+	for _, r := range launch(t, base, "claude-code", "PreToolUse") {
+		if r.err != nil || r.stdout != "" || !strings.Contains(r.stderr, "no crosscode-mcp binary found") || !strings.Contains(r.stderr, "allowed") {
+			t.Errorf("%s, no binary: err %v, stdout %q, stderr %q", r.how, r.err, r.stdout, r.stderr)
+		}
+	}
+
+	// The recorded one (as RecordBinary writes it, under the cache dir the
+	// launcher reads), then CROSSCODE_MCP_BIN over it.
+	rec := filepath.Join(cache, "crosscode-mcp", "binary")
+	os.MkdirAll(filepath.Dir(rec), 0o700)
+	if err := os.WriteFile(rec, []byte(self+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range [][]string{base, append(base, "CROSSCODE_MCP_BIN="+self)} {
+		for _, r := range launch(t, env, "gemini", "BeforeTool") {
+			want := `args=["hook" "gemini" "BeforeTool"] via=plugin stdin={"hook_event_name":"PreToolUse"}`
+			if r.err != nil || r.echoed != want {
+				t.Errorf("%s: err %v, the binary got %q, want %q; stderr %q", r.how, r.err, r.echoed, want, r.stderr)
+			}
+		}
+	}
+
+	// A recorded binary that is gone: as if none.
+	if err := os.WriteFile(rec, []byte(filepath.Join(home, "gone", "crosscode-mcp")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range launch(t, base, "codex", "PreToolUse") {
+		if r.err != nil || !strings.Contains(r.stderr, "no crosscode-mcp binary found") {
+			t.Errorf("%s, a stale record: err %v, stderr %q", r.how, r.err, r.stderr)
+		}
+	}
+}
+
+// TestRecordBinary: the record holds the binary's resolved path, is
+// written only when it changes, and never names a temporary build.
+func TestRecordBinary(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("LOCALAPPDATA", cache)
+	t.Setenv("HOME", cache) // macOS: ~/Library/Caches
+	rec, err := BinaryRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A binary outside the temp dir (TMPDIR moved away from it).
+	bin := filepath.Join(cache, "bin", "crosscode-mcp")
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	os.WriteFile(bin, []byte("x"), 0o755)
+	t.Setenv("TMPDIR", filepath.Join(cache, "tmp"))
+	t.Setenv("TMP", filepath.Join(cache, "tmp"))
+	t.Setenv("TEMP", filepath.Join(cache, "tmp"))
+	if err := RecordBinary(bin); err != nil {
+		t.Fatal(err)
+	}
+	if got := RecordedBinary(); got != bin {
+		t.Fatalf("recorded %q, want %q (in %s)", got, bin, rec)
+	}
+	fi1, _ := os.Stat(rec)
+	if err := RecordBinary(bin); err != nil {
+		t.Fatal(err)
+	}
+	if fi2, _ := os.Stat(rec); !os.SameFile(fi1, fi2) {
+		t.Error("the record was rewritten although it did not change")
+	}
+	// A build in the temp dir is not recorded.
+	tmpBin := filepath.Join(cache, "tmp", "go-build1", "crosscode-mcp")
+	os.MkdirAll(filepath.Dir(tmpBin), 0o755)
+	os.WriteFile(tmpBin, []byte("x"), 0o755)
+	if err := RecordBinary(tmpBin); err != nil {
+		t.Fatal(err)
+	}
+	if got := RecordedBinary(); got != bin {
+		t.Errorf("a temporary build replaced the record: %q", got)
+	}
+}
