@@ -462,8 +462,39 @@ func checkHooks(ctx context.Context, dir string) []Check {
 			}
 		}
 	}
+	// The plugin (Claude Code, Codex) and the extension (Gemini CLI) bring
+	// their own hooks: installed that way, no hooks are missing.
+	handWired := map[string]bool{}
+	for _, c := range out {
+		handWired[strings.TrimPrefix(c.Name, "hooks ")] = c.Status == "ok"
+	}
+	if home != "" {
+		for _, p := range hooks.Packages(hooks.PackageHome{Home: home, CodexHome: os.Getenv("CODEX_HOME"), Project: top}, "") {
+			kind := map[string]string{"gemini": "extension"}[p.Client]
+			if kind == "" {
+				kind = "plugin"
+			}
+			detail := fmt.Sprintf("the crosscode %s (%s) is enabled in %s: it brings the server (npx -y crosscode-mcp), the hooks and the skill", kind, p.ID, p.Where)
+			status, fix := "ok", ""
+			switch bin := hooks.RecordedBinary(); {
+			case handWired[p.Client]:
+				detail += "; hooks wired by hand for " + p.Client + " run instead of its own, and a server wired by hand serves the tools instead of its one (nothing runs twice)"
+			case bin == "":
+				status, fix = "warn", "start the agent once (its server records the binary the hooks run), or put crosscode-mcp on PATH"
+				detail += "; its hooks find no crosscode-mcp binary yet, so they allow every edit"
+			default:
+				if _, err := os.Stat(bin); err != nil {
+					status, fix = "warn", "start the agent once more: the server records its binary again"
+					detail += "; its hooks would run " + bin + ", which is gone"
+				} else {
+					detail += "; its hooks run " + bin
+				}
+			}
+			out = append(out, Check{"package " + p.Client, status, detail, fix})
+		}
+	}
 	if len(out) == 0 {
-		out = append(out, Check{"hooks", "ok", "none installed (optional: they stop edits of files another agent claimed and bring news at each prompt)", ""})
+		out = append(out, Check{"hooks", "ok", "none installed (optional: they stop edits of files another agent claimed and bring news at each prompt; the crosscode plugin or extension brings them in one step)", ""})
 	}
 	if top != "" {
 		if p, err := hooks.LoadPolicy(top, ""); err != nil {

@@ -480,3 +480,66 @@ func TestHookClaimRemoteUploaded(t *testing.T) {
 		return false
 	})
 }
+
+// TestDoctorPackages: doctor recognises the plugin (Claude Code, Codex)
+// and the extension (Gemini CLI), says which binary their hooks run, warns
+// when there is none, and does not call their hooks missing; beside hooks
+// wired by hand it says which run.
+func TestDoctorPackages(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	home := t.TempDir()
+	cache := filepath.Join(home, ".cache")
+	cli := func(args ...string) map[string]Check {
+		cmd := command(t, args...)
+		cmd.Env = append(cmd.Env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+cache, "CODEX_HOME=", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, _ := cmd.Output()
+		var d struct{ Checks []Check }
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		m := map[string]Check{}
+		for _, c := range d.Checks {
+			m[c.Name] = c
+		}
+		return m
+	}
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"enabledPlugins": {"crosscode@crosscode": true, "other@x": true}}`), 0o644)
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[plugins.\"crosscode@crosscode\"]\nenabled = false\n"), 0o644)
+	os.MkdirAll(filepath.Join(home, ".gemini", "extensions", "crosscode"), 0o755)
+	os.WriteFile(filepath.Join(home, ".gemini", "extensions", "crosscode", "gemini-extension.json"), []byte(`{"name":"crosscode","version":"0.1.0"}`), 0o644)
+
+	checks := cli("doctor", "--repo", repo, "--json")
+	if c := checks["package claude-code"]; c.Status != "warn" || !strings.Contains(c.Detail, "crosscode@crosscode") || !strings.Contains(c.Fix, "start the agent once") {
+		t.Errorf("no binary recorded yet: %+v", c)
+	}
+	if c, ok := checks["package codex"]; ok {
+		t.Errorf("a disabled Codex plugin is reported: %+v", c)
+	}
+	if _, ok := checks["package gemini"]; !ok {
+		t.Errorf("the Gemini extension is not reported: %v", checks)
+	}
+	if c, ok := checks["hooks"]; ok {
+		t.Errorf("doctor says no hooks are installed beside the packages: %+v", c)
+	}
+
+	bin := filepath.Join(home, "bin", "crosscode-mcp")
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	os.WriteFile(bin, []byte("x"), 0o755)
+	os.MkdirAll(filepath.Join(cache, "crosscode-mcp"), 0o755)
+	os.WriteFile(filepath.Join(cache, "crosscode-mcp", "binary"), []byte(bin+"\n"), 0o644)
+	checks = cli("doctor", "--repo", repo, "--json")
+	if c := checks["package claude-code"]; c.Status != "ok" || !strings.Contains(c.Detail, "its hooks run "+bin) {
+		t.Errorf("with the binary recorded: %+v", c)
+	}
+
+	if out, err := command(t, "hooks", "install", "--client", "claude-code", "--repo", repo).CombinedOutput(); err != nil {
+		t.Fatalf("hooks install: %v %s", err, out)
+	}
+	checks = cli("doctor", "--repo", repo, "--json")
+	if c := checks["package claude-code"]; c.Status != "ok" || !strings.Contains(c.Detail, "hooks wired by hand for claude-code run instead") {
+		t.Errorf("beside hand-wired hooks: %+v", c)
+	}
+}
