@@ -75,8 +75,8 @@ var pkgClients = []pkgClient{
 		name:    "claude-code",
 		prepare: func(t *testing.T, w *World) {},
 		install: func(t *testing.T, w *World, src string) {
-			runIn(t, w, claudeBin(t), []string{"plugin", "marketplace", "add", src}, claudeEnv(w)...)
-			runIn(t, w, claudeBin(t), []string{"plugin", "install", "crosscode@crosscode"}, claudeEnv(w)...)
+			// The README's one step: the marketplace is added on the way.
+			runIn(t, w, claudeBin(t), []string{"plugin", "install", "crosscode", "--marketplace", src}, claudeEnv(w)...)
 		},
 		uninstall: func(t *testing.T, w *World, src string) {
 			runIn(t, w, claudeBin(t), []string{"plugin", "uninstall", "crosscode@crosscode"}, claudeEnv(w)...)
