@@ -152,3 +152,27 @@ func TestPackageManifests(t *testing.T) {
 		t.Errorf("the extension's context file is %v, want the skill", ext["contextFileName"])
 	}
 }
+
+// TestPackagesInReleaseArchives: every file of the packages is in the
+// release archives' list (.goreleaser.yaml), so an unpacked archive
+// installs like a clone.
+func TestPackagesInReleaseArchives(t *testing.T) {
+	root := filepath.Join("..", "..")
+	cfg, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"server.json", "gemini-extension.json", ExtensionHooksFile, ".claude-plugin/marketplace.json"}
+	filepath.WalkDir(filepath.Join(root, "plugins", "crosscode"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			want = append(want, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	for _, f := range want {
+		if !strings.Contains(string(cfg), "\n      - "+f+"\n") {
+			t.Errorf("%s is not in the release archives' files (.goreleaser.yaml)", f)
+		}
+	}
+}
