@@ -125,11 +125,15 @@ func TestPackageManifests(t *testing.T) {
 	if read("plugins/crosscode/.claude-plugin/plugin.json")["name"] != PluginName || read("gemini-extension.json")["name"] != PluginName {
 		t.Error("the plugin and the extension are not both named " + PluginName)
 	}
-	servers := []any{read("plugins/crosscode/.mcp.json")["mcpServers"], read("gemini-extension.json")["mcpServers"]}
-	for _, s := range servers {
-		b, _ := json.Marshal(s)
-		if string(b) != `{"crosscode":{"args":["-y","crosscode-mcp"],"command":"npx","env":{"CROSSCODE_VIA":"plugin"}}}` {
-			t.Errorf("a package's server is %s", b)
+	// Both start npx with the via mark; the plugin's gives Codex a minute
+	// to start it (a first npx run downloads the package; Codex's default
+	// is 10 s; Claude Code ignores the field).
+	for file, want := range map[string]string{
+		"plugins/crosscode/.mcp.json": `{"crosscode":{"args":["-y","crosscode-mcp"],"command":"npx","env":{"CROSSCODE_VIA":"plugin"},"startup_timeout_sec":60}}`,
+		"gemini-extension.json":       `{"crosscode":{"args":["-y","crosscode-mcp"],"command":"npx","env":{"CROSSCODE_VIA":"plugin"}}}`,
+	} {
+		if b, _ := json.Marshal(read(file)["mcpServers"]); string(b) != want {
+			t.Errorf("%s: the server is %s, want %s", file, b, want)
 		}
 	}
 	skill, err := os.ReadFile(filepath.Join(root, "plugins", "crosscode", "skills", "crosscode", "SKILL.md"))

@@ -96,7 +96,11 @@ var pkgClients = []pkgClient{
 				"hooks":       map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true"}}}}},
 			})
 		},
-		run: func(t *testing.T, w *World, prompt string) *RunResult { return runClaude(t, w, prompt).RunResult },
+		// npx starts the server: on a loaded machine that takes longer than
+		// Claude Code's default wait for a server (MCP_TIMEOUT, in ms).
+		run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runClaude(t, w, prompt, "MCP_TIMEOUT=120000").RunResult
+		},
 	},
 	{
 		name:    "codex",
@@ -196,6 +200,18 @@ func TestPackagesInClients(t *testing.T) {
 			snapshot := readSettings(t, pc.settings(w))
 			pc.install(t, w, src)
 			once := readSettings(t, pc.settings(w))
+			if pc.name == "codex" { // Codex copies the plugin into its cache: only the plugin's folder
+				var size int64
+				filepath.WalkDir(filepath.Join(w.Home, ".codex", "plugins", "cache"), func(p string, d os.DirEntry, err error) error {
+					if fi, e := os.Stat(p); err == nil && e == nil && !d.IsDir() {
+						size += fi.Size()
+					}
+					return nil
+				})
+				if size == 0 || size > 64<<10 {
+					t.Errorf("Codex's plugin cache holds %d bytes; the plugin is a few KB", size)
+				}
+			}
 			pc.install(t, w, src) // again: nothing changes
 			if twice := readSettings(t, pc.settings(w)); !reflect.DeepEqual(once, twice) {
 				t.Errorf("a second install changed the settings:\nafter one: %v\nafter two: %v", once, twice)
