@@ -678,6 +678,19 @@ CREATE TABLE connections (
 ) WITHOUT ROWID;
 CREATE INDEX connections_by_instance ON connections (instance);
 `,
+	// 7: idempotency keys: a write logged under a key (the n-th write of
+	// one MCP tool call over HTTP) is logged once; a retry of the call
+	// gets the original receipt. Kept for ever, like receipts.
+	`
+CREATE TABLE idem_keys (
+	ws         INTEGER NOT NULL,
+	key        TEXT NOT NULL,
+	kind       INTEGER NOT NULL,
+	replica    TEXT NOT NULL,
+	client_seq INTEGER NOT NULL,
+	PRIMARY KEY (ws, key)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.
