@@ -192,20 +192,20 @@ func (c *Coordinator) marks() newsMarks {
 func (c *Coordinator) newsStart(ctx context.Context, me Me, ref string) (from int64, key string, shared bool, mark int64, err error) {
 	if me.caller {
 		key = NewsKeySession(me.Session)
-		mark, ok, err := c.svc.NewsMark(ctx, c.cfg.Workspace, key)
-		if err != nil {
-			return 0, "", false, 0, fmt.Errorf("news mark: %w", err)
+		seq, ok, merr := c.svc.NewsMark(ctx, c.cfg.Workspace, key)
+		if merr != nil {
+			return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
 		}
 		if !ok {
-			if mark, err = c.cfg.Store.Head(ctx, c.cfg.Workspace); err != nil {
-				return 0, "", false, 0, err
+			if seq, merr = c.cfg.Store.Head(ctx, c.cfg.Workspace); merr != nil {
+				return 0, "", false, 0, merr
 			}
 			// Recorded now, so the next call's news starts here.
-			if err := c.svc.SetNewsMark(ctx, c.cfg.Workspace, key, mark); err != nil {
-				return 0, "", false, 0, fmt.Errorf("news mark: %w", err)
+			if merr := c.svc.SetNewsMark(ctx, c.cfg.Workspace, key, seq); merr != nil {
+				return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
 			}
 		}
-		return mark, key, true, mark, nil
+		return seq, key, true, seq, nil
 	}
 	c.mu.Lock()
 	from = c.newsFrom
@@ -371,4 +371,15 @@ func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string
 	}
 	it.Text = sanitize.Line(it.Text, newsTextMax*2)
 	return it
+}
+
+// StartNews starts the news of the calling session (see WithCaller) at
+// the log's head, unless it has a position already. Only inside the
+// service; elsewhere a session's news starts when it starts.
+func (c *Coordinator) StartNews(ctx context.Context) error {
+	if c.svc == nil || !c.me(ctx).caller {
+		return nil
+	}
+	_, _, _, _, err := c.newsStart(ctx, c.me(ctx), "")
+	return err
 }
