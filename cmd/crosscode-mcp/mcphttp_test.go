@@ -300,4 +300,3 @@ func TestMCPOverHTTPRetryWritesOnce(t *testing.T) {
 		t.Fatalf("the log holds %d claims in %d envelopes, want 1 in 2", claims, len(envs))
 	}
 }
-
