@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/mcpsdk"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -298,5 +299,78 @@ func TestMCPOverHTTPRetryWritesOnce(t *testing.T) {
 	}
 	if claims != 1 || len(envs) != 2 {
 		t.Fatalf("the log holds %d claims in %d envelopes, want 1 in 2", claims, len(envs))
+	}
+}
+
+// TestMCPOverHTTPWithTheTypeScriptSDK: the official TypeScript SDK's
+// Streamable HTTP client (which checks every structured result against
+// the tool's output schema) connects by URL with a token, claims, is
+// denied what another holds, and sees only its own workspace.
+func TestMCPOverHTTPWithTheTypeScriptSDK(t *testing.T) {
+	hubData := t.TempDir()
+	token := createToken(t, hubData, "mygame")
+	other := createToken(t, hubData, "theirs")
+	svc := startServe(t, hubData)
+	url := svc.URL + "/mcp"
+
+	if r := mcpsdk.Run(t, mcpsdk.Job{URL: url, Token: "ccm_wrong"}); r.ConnectCode != float64(401) || !strings.Contains(r.ConnectError, "UNAUTHENTICATED") {
+		t.Fatalf("a wrong token: %+v", r)
+	}
+	claim := mcpsdk.Call{Tool: "claim", Args: map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss"}}
+	ada := mcpsdk.Run(t, mcpsdk.Job{URL: url, Token: token, ClientName: "claude-code", Headers: map[string]string{"X-Crosscode-Actor": "ada@example.com"},
+		Calls: []mcpsdk.Call{{Tool: "workspace_status"}, claim}, Terminate: true})
+	if ada.ConnectError != "" || ada.SessionID == "" || ada.ProtocolVersion != mcpgo.ProtocolVersion20251125 || len(ada.Tools) != 13 {
+		t.Fatalf("ada: %+v", ada)
+	}
+	for _, c := range ada.Calls {
+		if c.Thrown != "" || c.IsError {
+			t.Fatalf("ada's %s: %+v", c.Tool, c)
+		}
+	}
+	if you := ada.Calls[0].Structured["you"].(map[string]any); you["actor"] != "ada@example.com" || you["provider"] != "claude-code" {
+		t.Fatalf("ada's identity: %v", you)
+	}
+	if ada.Calls[1].Structured["status"] != "granted" {
+		t.Fatalf("ada's claim: %v", ada.Calls[1].Structured)
+	}
+	bo := mcpsdk.Run(t, mcpsdk.Job{URL: url, Token: token, ClientName: "opencode", Headers: map[string]string{"X-Crosscode-Actor": "bo@example.com"},
+		Calls: []mcpsdk.Call{{Tool: "claim", Args: map[string]any{"patterns": []string{"src/game/boss.gd"}}}, {Tool: "check_conflicts", Args: map[string]any{"paths": []string{"src/game/boss.gd"}}}}})
+	for _, c := range bo.Calls {
+		if c.Thrown != "" || c.IsError {
+			t.Fatalf("bo's %s: %+v", c.Tool, c)
+		}
+	}
+	if d := bo.Calls[0].Structured; d["status"] != "denied" || !strings.Contains(d["next"].(string), "ada@example.com") {
+		t.Fatalf("bo's claim over ada's: %v", d)
+	}
+	if cc := bo.Calls[1].Structured; cc["clear"] != false {
+		t.Fatalf("bo's check_conflicts: %v", cc)
+	}
+	// Bad arguments: a tool error, which the SDK passes on as a result.
+	bad := mcpsdk.Run(t, mcpsdk.Job{URL: url, Token: token, Calls: []mcpsdk.Call{{Tool: "claim", Args: map[string]any{"patterns": []string{"../x"}}}}})
+	if c := bad.Calls[0]; !c.IsError || !strings.Contains(c.Text, "repository-relative") {
+		t.Fatalf("a bad pattern: %+v", c)
+	}
+	// Another workspace's token sees nothing of this one.
+	theirs := mcpsdk.Run(t, mcpsdk.Job{URL: url, Token: other, ClientName: "codex", Calls: []mcpsdk.Call{{Tool: "workspace_status"}, claim}})
+	if st := theirs.Calls[0].Structured; st["workspace"] != "theirs" || st["head"].(float64) != 0 || theirs.Calls[1].Structured["status"] != "granted" {
+		t.Fatalf("another workspace: %+v", theirs.Calls)
+	}
+
+	c := newClient(t, svc.URL, token)
+	envs := c.events(t)
+	checkStamps(t, envs, map[string][2]string{"ada@example.com": {"claude-code", ""}, "bo@example.com": {"opencode", ""}})
+	// ada ended her session: offline; bo's is online.
+	var adaReplica, boReplica string
+	for _, e := range envs {
+		switch e.ActorID {
+		case "ada@example.com":
+			adaReplica = e.ReplicaID
+		case "bo@example.com":
+			boReplica = e.ReplicaID
+		}
+	}
+	if p := presenceOf(t, c); p[adaReplica] != protocol.PresenceOffline || p[boReplica] != protocol.PresenceOnline {
+		t.Fatalf("presence after ada ended her session: %v", p)
 	}
 }
