@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -373,4 +374,80 @@ func TestMCPOverHTTPWithTheTypeScriptSDK(t *testing.T) {
 	if p := presenceOf(t, c); p[adaReplica] != protocol.PresenceOffline || p[boReplica] != protocol.PresenceOnline {
 		t.Fatalf("presence after ada ended her session: %v", p)
 	}
+}
+
+// TestMCPOverHTTPKill9MidCall: the service is killed (SIGKILL) at moments
+// around a claim's tools/call; the client retries the call with the same
+// request id on the restarted service. Each time the claim is in the log
+// exactly once, and every answer (the first, when it came, and the
+// retry's) names that claim.
+func TestMCPOverHTTPKill9MidCall(t *testing.T) {
+	hubData := t.TempDir()
+	token := createToken(t, hubData, "mygame")
+	svc := startServe(t, hubData)
+	host := strings.TrimPrefix(svc.URL, "http://")
+	sess := rawSession(t, svc.URL, token)
+	outcomes := map[string]int{}
+	claimsOf := func(path string) []string {
+		var ids []string
+		for _, e := range newClient(t, svc.URL, token).events(t) {
+			if c := e.Claim(); c != nil && e.Type == protocol.EventClaimCreated && c.Patterns[0] == path {
+				ids = append(ids, c.ID)
+			}
+		}
+		return ids
+	}
+	for i := range 24 {
+		path := fmt.Sprintf("src/f%d.gd", i)
+		body := callBody(100+i, "claim", map[string]any{"patterns": []string{path}})
+		type answer struct {
+			status int
+			body   []byte
+			err    error
+		}
+		first := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequest("POST", svc.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range sess {
+				req.Header.Set(k, v)
+			}
+			res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+			if err != nil {
+				first <- answer{err: err}
+				return
+			}
+			b, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			first <- answer{status: res.StatusCode, body: b, err: err}
+		}()
+		time.Sleep(time.Duration(i%12) * 400 * time.Microsecond)
+		svc.cmd.Process.Kill()
+		<-svc.exited
+		a := <-first
+		svc = startServe(t, hubData, "--listen", host)
+		before := len(claimsOf(path))
+		_, _, b := rawMCP(t, svc.URL, sess, body)
+		retry := toolResult(t, b)
+		if retry["status"] != "granted" {
+			t.Fatalf("%s: the retry answered %v", path, retry)
+		}
+		claims := claimsOf(path)
+		if len(claims) != 1 || claims[0] != retry["claimId"] {
+			t.Fatalf("%s: the log holds claims %v, the retry answered %v", path, claims, retry["claimId"])
+		}
+		switch {
+		case a.err == nil && a.status == 200:
+			if got := toolResult(t, a.body)["claimId"]; got != claims[0] {
+				t.Fatalf("%s: the first answer named %v, the log holds %v", path, got, claims[0])
+			}
+			outcomes["answered before the kill"]++
+		case before == 1:
+			outcomes["written, unanswered"]++
+		default:
+			outcomes["not written"]++
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
 }
