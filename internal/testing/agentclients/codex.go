@@ -55,7 +55,9 @@ func init() {
 		Provider:  protocol.ProviderCodex,
 		Mount:     mountResponses,
 		Configure: configureCodex,
-		Run:       runCodex,
+		Run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runCodex(t, w, prompt)
+		},
 	})
 }
 
@@ -96,6 +98,14 @@ func codexEnv(w *World) []string {
 // crosscode-mcp`), then points Codex at the scripted model through a model
 // provider of its own and turns off what would leave loopback.
 func configureCodex(t *testing.T, w *World) {
+	t.Helper()
+	codexConfig(t, w)
+	codexMCPAdd(t, w, "--", "crosscode-mcp")
+}
+
+// codexConfig writes Codex's config.toml: the scripted model, nothing
+// that would leave loopback.
+func codexConfig(t *testing.T, w *World) {
 	t.Helper()
 	home := filepath.Join(w.Home, ".codex")
 	if err := os.MkdirAll(home, 0o755); err != nil {
@@ -139,9 +149,16 @@ apps = false
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// codexMCPAdd runs `codex mcp add crosscode ARGS...` and checks that it
+// landed in config.toml.
+func codexMCPAdd(t *testing.T, w *World, args ...string) {
+	t.Helper()
+	home := filepath.Join(w.Home, ".codex")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := w.Command(ctx, "node", []string{codexBin(t), "mcp", "add", "crosscode", "--", "crosscode-mcp"}, codexEnv(w)...)
+	cmd := w.Command(ctx, "node", append([]string{codexBin(t), "mcp", "add", "crosscode"}, args...), codexEnv(w)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("codex mcp add: %v\n%s", err, out)
 	}
@@ -160,11 +177,11 @@ apps = false
 // read-only unless it runs with full access (core/src/mcp_tool_call.rs,
 // maybe_request_mcp_tool_approval), and exec has no one to ask, so a
 // headless agent is run that way; the test's HOME is its sandbox.
-func runCodex(t *testing.T, w *World, prompt string) *RunResult {
+func runCodex(t *testing.T, w *World, prompt string, extra ...string) *RunResult {
 	t.Helper()
 	args := []string{codexBin(t), "exec", "--json", "--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox", "--color", "never", "-C", w.Repo, prompt}
-	res := Exec(t, "codex", w.Command(context.Background(), "node", args, codexEnv(w)...))
+	res := Exec(t, "codex", w.Command(context.Background(), "node", args, append(codexEnv(w), extra...)...))
 	res.ToolErrors, res.SessionID = codexEvents(t, res.Stdout, codexCalls(w.Model))
 	w.Dump(t, res, nil)
 	return res
