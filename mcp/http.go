@@ -76,7 +76,10 @@ type HTTPServer struct {
 	mu  sync.Mutex
 	wss map[string]*httpWorkspace
 
-	presence sync.Map // replica -> time of the last presence this instance reported
+	presence sync.Map           // replica -> time of the last presence this instance reported
+	reports  chan presenceReport // to reportPresence
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // httpWorkspace is one workspace's MCP server.
@@ -109,11 +112,24 @@ func NewHTTP(cfg HTTPConfig) (*HTTPServer, error) {
 	for i, o := range cfg.AllowOrigins {
 		cfg.AllowOrigins[i] = strings.TrimRight(o, "/")
 	}
-	return &HTTPServer{cfg: cfg, log: cfg.Logger, limits: newLimiter(cfg.Rate, cfg.Burst), wss: map[string]*httpWorkspace{}}, nil
+	s := &HTTPServer{cfg: cfg, log: cfg.Logger, limits: newLimiter(cfg.Rate, cfg.Burst), wss: map[string]*httpWorkspace{},
+		reports: make(chan presenceReport, 4096), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.reportPresence(s.stop)
+	}()
+	return s, nil
 }
 
-// Close stops the workspaces' MCP servers (their session sweepers).
+// Close stops the workspaces' MCP servers (their session sweepers) and
+// the presence worker.
 func (s *HTTPServer) Close() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.wss {

@@ -279,7 +279,9 @@ func (s *HTTPServer) stampCaller(c *coord.Coordinator) server.ToolHandlerMiddlew
 const presenceEvery = time.Minute
 
 // online reports the calling session online, at most every presenceEvery
-// from this instance.
+// from this instance. The report is written by a background worker, off
+// the call's path: presence is best effort, and a burst of new sessions
+// must not queue their calls behind presence commits.
 func (s *HTTPServer) online(ctx context.Context, c *coord.Coordinator) {
 	me := c.Me(ctx)
 	now := time.Now()
@@ -287,8 +289,33 @@ func (s *HTTPServer) online(ctx context.Context, c *coord.Coordinator) {
 		return
 	}
 	s.presence.Store(me.Replica, now)
-	if err := c.SetPresence(ctx, protocol.PresenceOnline); err != nil {
-		s.log.Warn("presence", "err", err)
+	select {
+	case s.reports <- presenceReport{c: c, ctx: context.WithoutCancel(ctx), status: protocol.PresenceOnline}:
+	default:
+		s.presence.Delete(me.Replica) // the queue is full: the next call reports it
+	}
+}
+
+// presenceReport is a session's presence for the worker to write.
+type presenceReport struct {
+	c      *coord.Coordinator
+	ctx    context.Context // carries the caller
+	status protocol.PresenceStatus
+}
+
+// reportPresence writes the queued presence reports until stop closes.
+func (s *HTTPServer) reportPresence(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case r := <-s.reports:
+			ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+			if err := r.c.SetPresence(ctx, r.status); err != nil {
+				s.log.Warn("presence", "err", err)
+			}
+			cancel()
+		}
 	}
 }
 

@@ -98,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer mirror.Close()
 	dash := dashboard.New(&dashboard.Options{Logger: log, Denials: &dashboard.MirroredDenials{Log: st, Mirror: mirror}})
 	// MCP over HTTP reads from its own mirror, in the same cache.
-	mcpMirror, err := store.Open(ctx, filepath.Join(cache, "mcp-mirror.db"), &store.Options{Projections: true})
+	mcpMirror, err := store.Open(ctx, filepath.Join(cache, "mcp-mirror.db"), &store.Options{Projections: true, Cache: true})
 	if err != nil {
 		return err
 	}
