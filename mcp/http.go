@@ -76,7 +76,7 @@ type HTTPServer struct {
 	mu  sync.Mutex
 	wss map[string]*httpWorkspace
 
-	presence sync.Map           // replica -> time of the last presence this instance reported
+	presence sync.Map            // replica -> time of the last presence this instance reported
 	reports  chan presenceReport // to reportPresence
 	stop     chan struct{}
 	done     chan struct{}
