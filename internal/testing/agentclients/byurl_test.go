@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,39 @@ func (p *claimPlay) Script(r *Request) Reply {
 	return Reply{Text: "Claimed src/hero.go; src/boss.go is held by someone else."}
 }
 
+// docURL is the service URL the configuration lines of the guide name.
+const docURL = "https://coord.example.com/mcp"
+
+// docLine returns the configuration line of docs/agents-in-the-cloud.md
+// that starts with prefix, split into words as a shell would (quotes
+// removed), with the guide's URL replaced by url: the tests run the lines
+// users copy.
+func docLine(t *testing.T, prefix, url string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "agents-in-the-cloud.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var words []string
+		for _, w := range regexp.MustCompile(`'[^']*'|"[^"]*"|\S+`).FindAllString(line, -1) {
+			w = strings.Trim(w, `'"`)
+			if w == docURL {
+				w = url
+			}
+			words = append(words, w)
+		}
+		return words
+	}
+	t.Fatalf("docs/agents-in-the-cloud.md has no line starting %q", prefix)
+	return nil
+}
+
 // byURL is how each client is pointed at the service: the configuration
-// command of docs/agents-in-the-cloud.md, and its run with the token in
+// line of docs/agents-in-the-cloud.md, and its run with the token in
 // CROSSCODE_TOKEN.
 var byURL = []struct {
 	client    string
@@ -131,12 +163,11 @@ var byURL = []struct {
 	run       func(t *testing.T, w *World, token string) *RunResult
 }{
 	{
-		client: "claude-code", actor: Actor,
+		client: "claude-code", actor: "you@example.com", // the guide's X-Crosscode-Actor
 		configure: func(t *testing.T, w *World, url string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := w.Command(ctx, claudeBin(t), []string{"mcp", "add", "--transport", "http", "-s", "user", "crosscode", url,
-				"--header", "Authorization: Bearer ${CROSSCODE_TOKEN}", "--header", "X-Crosscode-Actor: " + Actor}, claudeEnv(w)...)
+			cmd := w.Command(ctx, claudeBin(t), docLine(t, "claude mcp add", url)[1:], claudeEnv(w)...)
 			cmd.Stdin = strings.NewReader("")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("claude mcp add --transport http: %v\n%s", err, out)
@@ -151,7 +182,8 @@ var byURL = []struct {
 		client: "codex", actor: "codex-mcp-client",
 		configure: func(t *testing.T, w *World, url string) string {
 			codexConfig(t, w)
-			codexMCPAdd(t, w, "--url", url, "--bearer-token-env-var", "CROSSCODE_TOKEN")
+			line := docLine(t, "codex mcp add crosscode", url)
+			codexMCPAdd(t, w, line[4:]...)
 			return filepath.Join(w.Home, ".codex", "config.toml")
 		},
 		run: func(t *testing.T, w *World, token string) *RunResult {
