@@ -305,10 +305,21 @@ type presenceReport struct {
 
 // reportPresence writes the queued presence reports until stop closes.
 func (s *HTTPServer) reportPresence(stop <-chan struct{}) {
+	forget := time.NewTicker(presenceEvery)
+	defer forget.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case now := <-forget.C:
+			// Sessions not seen for a while are forgotten here (their next
+			// call reports them again), so the map does not grow for ever.
+			s.presence.Range(func(k, v any) bool {
+				if now.Sub(v.(time.Time)) > 2*presenceEvery {
+					s.presence.Delete(k)
+				}
+				return true
+			})
 		case r := <-s.reports:
 			ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
 			if err := r.c.SetPresence(ctx, r.status); err != nil {
