@@ -190,11 +190,68 @@ var byURL = []struct {
 			return runCodex(t, w, "Claim src/hero.go and src/boss.go.", "CROSSCODE_TOKEN="+token)
 		},
 	},
+	{
+		client: "gemini", actor: "you@example.com",
+		configure: func(t *testing.T, w *World, url string) string {
+			line := docLine(t, "gemini mcp add", url)
+			// The guide's line has --transport http -s user; the helper
+			// adds the scope itself.
+			var args []string
+			for i := 3; i < len(line); i++ {
+				if line[i] == "-s" {
+					i++
+					continue
+				}
+				args = append(args, line[i])
+			}
+			geminiMCPAdd(t, w, func(server map[string]any) bool { return server["httpUrl"] == url || server["url"] == url }, args...)
+			return filepath.Join(w.Home, ".gemini", "settings.json")
+		},
+		run: func(t *testing.T, w *World, token string) *RunResult {
+			return runGemini(t, w, "Claim src/hero.go and src/boss.go.", "CROSSCODE_TOKEN="+token)
+		},
+	},
+	{
+		client: "opencode", actor: "you@example.com",
+		configure: func(t *testing.T, w *World, url string) string {
+			configureOpenCode(t, w)
+			// The project's opencode.json: the guide's block in place of the
+			// local server.
+			var cfg map[string]any
+			if err := json.Unmarshal([]byte(strings.ReplaceAll(docBlock(t, "**OpenCode**"), docURL, url)), &cfg); err != nil {
+				t.Fatalf("the guide's OpenCode block: %v", err)
+			}
+			path := filepath.Join(w.Repo, "opencode.json")
+			opencodeWriteJSON(t, path, cfg)
+			return path
+		},
+		run: func(t *testing.T, w *World, token string) *RunResult {
+			return runOpenCode(t, w, "Claim src/hero.go and src/boss.go.", "CROSSCODE_TOKEN="+token)
+		},
+	},
 }
 
-// TestByURL: Claude Code and Codex connect to /mcp by URL with the token
-// from the environment, claim, are denied, and hold their claim against
-// another agent.
+// docBlock returns the first fenced block after the line of
+// docs/agents-in-the-cloud.md that starts with heading.
+func docBlock(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "agents-in-the-cloud.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+heading)
+	_, after, ok2 := strings.Cut(after, "```json\n")
+	block, _, ok3 := strings.Cut(after, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("docs/agents-in-the-cloud.md has no json block after %q", heading)
+	}
+	return block
+}
+
+// TestByURL: Claude Code, Codex, Gemini CLI and OpenCode connect to /mcp
+// by URL with the token from the environment (configured with the guide's
+// own lines), claim, are denied, and hold their claim against another
+// agent.
 func TestByURL(t *testing.T) {
 	for _, tc := range byURL {
 		t.Run(tc.client, func(t *testing.T) {
