@@ -250,7 +250,10 @@ func (s *HTTPServer) workspace(ctx context.Context, ws string) (*httpWorkspace, 
 		return nil, err
 	}
 	if ws != "" {
-		if err := c.Start(ctx); err != nil {
+		// Only the workspace's row in the mirror: each call catches the
+		// mirror up itself (Sync), one workspace's catch-up at a time, so a
+		// long first catch-up holds no other workspace's calls.
+		if _, err := s.cfg.Mirror.EnsureWorkspace(ctx, ws, ""); err != nil {
 			return nil, err
 		}
 	}
