@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -353,6 +352,3 @@ func jsonRPCError(w http.ResponseWriter, status int, id json.RawMessage, code in
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }
-
-// tokenKey is what the rate limiter knows a token by.
-func tokenKey(token string) [32]byte { return sha256.Sum256([]byte(token)) }
