@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -59,4 +62,85 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		t.Fatalf("a stalled body: %s, want 408", res.Status)
 	}
 	t.Logf("answered after %v", time.Since(start))
+}
+
+// presenceHub records presence as a service would.
+type presenceHub struct {
+	tokenHub
+	mu   sync.Mutex
+	last map[string]*protocol.RemotePresence
+	log  []protocol.PresenceStatus
+}
+
+func (h *presenceHub) SetPresence(_ context.Context, ws string, p *protocol.PresenceUpdate) (*protocol.RemotePresence, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rp := &protocol.RemotePresence{WorkspaceID: ws, SenderReplicaID: p.ReplicaID, ActorID: p.ActorID, Status: p.Status, UpdatedAt: time.Now()}
+	h.last[p.ReplicaID] = rp
+	h.log = append(h.log, p.Status)
+	return rp, nil
+}
+
+func (h *presenceHub) Presence(context.Context, string) ([]*protocol.RemotePresence, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*protocol.RemotePresence
+	for _, p := range h.last {
+		c := *p
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// TestIdleSessions: a session that made no call for coord.IdleAfter is
+// reported idle, unless another instance reported it online since.
+func TestIdleSessions(t *testing.T) {
+	mirror, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), &store.Options{Projections: true, Cache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mirror.Close()
+	hub := &presenceHub{last: map[string]*protocol.RemotePresence{}}
+	ep, err := NewHTTP(HTTPConfig{Hub: hub, Mirror: mirror})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	c, err := coord.New(coord.Config{Workspace: "mygame", Store: mirror, Hub: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sess := newSessionID("good", "claude-code")
+	ctx := withCall(context.Background(), &httpCall{workspace: "mygame", token: "good", session: sess})
+	ctx = coord.WithCaller(ctx, callerOf(ctx, nil))
+	ep.online(ctx, c)
+	waitStatus := func(n int) []protocol.PresenceStatus {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			hub.mu.Lock()
+			got := slices.Clone(hub.log)
+			hub.mu.Unlock()
+			if len(got) >= n {
+				return got
+			}
+		}
+		t.Fatalf("fewer than %d presence reports", n)
+		return nil
+	}
+	waitStatus(1)
+	ep.idle(time.Now().Add(coord.IdleAfter / 2))
+	ep.idle(time.Now().Add(coord.IdleAfter + time.Minute))
+	if got := waitStatus(2); !slices.Equal(got, []protocol.PresenceStatus{protocol.PresenceOnline, protocol.PresenceIdle}) {
+		t.Fatalf("presence reports %v, want online then idle", got)
+	}
+	// Online again with its next call; then another instance reports it
+	// online (it calls there): this instance leaves it online.
+	ep.online(ctx, c)
+	waitStatus(3)
+	hub.mu.Lock()
+	hub.last[c.Me(ctx).Replica].UpdatedAt = time.Now().Add(coord.IdleAfter)
+	hub.mu.Unlock()
+	ep.idle(time.Now().Add(coord.IdleAfter + time.Minute))
+	if got := waitStatus(3); len(got) != 3 {
+		t.Fatalf("presence reports %v: idled a session online through another instance", got)
+	}
 }

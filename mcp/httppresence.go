@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
@@ -11,10 +12,20 @@ import (
 
 // Presence of the MCP endpoint's sessions: online at initialize and while
 // they call (reported at most every presenceEvery by each instance, off
-// the call's path), offline when their client ends them.
+// the call's path), idle after coord.IdleAfter without a call on any
+// instance (as a stdio session goes idle), offline when their client ends
+// them.
 
-// presenceEvery is how often an instance reports a busy session online.
+// presenceEvery is how often an instance reports a busy session online,
+// and looks for sessions gone idle.
 const presenceEvery = time.Minute
+
+// seen is a session this instance served.
+type seen struct {
+	reported time.Time    // when this instance last reported it online
+	last     atomic.Int64 // its last call here, unix nanoseconds
+	report   presenceReport
+}
 
 // online reports the calling session online, at most every presenceEvery
 // from this instance. The report is written by a background worker, off
@@ -23,12 +34,18 @@ const presenceEvery = time.Minute
 func (s *HTTPServer) online(ctx context.Context, c *coord.Coordinator) {
 	me := c.Me(ctx)
 	now := time.Now()
-	if last, ok := s.presence.Load(me.Replica); ok && now.Sub(last.(time.Time)) < presenceEvery {
-		return
+	if v, ok := s.presence.Load(me.Replica); ok {
+		sn := v.(*seen)
+		sn.last.Store(now.UnixNano())
+		if now.Sub(sn.reported) < presenceEvery {
+			return
+		}
 	}
-	s.presence.Store(me.Replica, now)
+	sn := &seen{reported: now, report: presenceReport{c: c, ctx: context.WithoutCancel(ctx), status: protocol.PresenceOnline}}
+	sn.last.Store(now.UnixNano())
+	s.presence.Store(me.Replica, sn)
 	select {
-	case s.reports <- presenceReport{c: c, ctx: context.WithoutCancel(ctx), status: protocol.PresenceOnline}:
+	case s.reports <- sn.report:
 	default:
 		s.presence.Delete(me.Replica) // the queue is full: the next call reports it
 	}
@@ -41,29 +58,65 @@ type presenceReport struct {
 	status protocol.PresenceStatus
 }
 
-// reportPresence writes the queued presence reports until stop closes.
+// reportPresence writes the queued presence reports, and every
+// presenceEvery reports idle the sessions gone quiet, until stop closes.
 func (s *HTTPServer) reportPresence(stop <-chan struct{}) {
-	forget := time.NewTicker(presenceEvery)
-	defer forget.Stop()
+	tick := time.NewTicker(presenceEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case now := <-forget.C:
-			// Sessions not seen for a while are forgotten here (their next
-			// call reports them again), so the map does not grow for ever.
-			s.presence.Range(func(k, v any) bool {
-				if now.Sub(v.(time.Time)) > 2*presenceEvery {
-					s.presence.Delete(k)
-				}
-				return true
-			})
+		case now := <-tick.C:
+			s.idle(now)
 		case r := <-s.reports:
-			ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
-			if err := r.c.SetPresence(ctx, r.status); err != nil {
-				s.log.Warn("presence", "err", err)
+			s.write(r)
+		}
+	}
+}
+
+func (s *HTTPServer) write(r presenceReport) {
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	if err := r.c.SetPresence(ctx, r.status); err != nil {
+		s.log.Warn("presence", "err", err)
+	}
+}
+
+// idle reports idle the sessions that made no call here for
+// coord.IdleAfter, unless another instance reported them online since
+// (they call through it), and forgets them: a session that calls again is
+// reported online again.
+func (s *HTTPServer) idle(now time.Time) {
+	quiet := map[*coord.Coordinator]map[string]*seen{}
+	s.presence.Range(func(k, v any) bool {
+		sn := v.(*seen)
+		if now.Sub(time.Unix(0, sn.last.Load())) >= coord.IdleAfter {
+			s.presence.Delete(k)
+			if quiet[sn.report.c] == nil {
+				quiet[sn.report.c] = map[string]*seen{}
 			}
-			cancel()
+			quiet[sn.report.c][k.(string)] = sn
+		}
+		return true
+	})
+	for c, sessions := range quiet {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		list, err := s.cfg.Hub.Presence(ctx, c.Workspace())
+		cancel()
+		if err != nil {
+			s.log.Warn("presence", "err", err)
+			continue
+		}
+		for _, p := range list {
+			if sn := sessions[p.SenderReplicaID]; sn != nil && (p.Status != protocol.PresenceOnline || now.Sub(p.UpdatedAt) < coord.IdleAfter) {
+				delete(sessions, p.SenderReplicaID) // not online, or online through another instance
+			}
+		}
+		for _, sn := range sessions {
+			r := sn.report
+			r.status = protocol.PresenceIdle
+			s.write(r)
 		}
 	}
 }
