@@ -228,8 +228,12 @@ func callerOf(ctx context.Context, meta map[string]any) coord.Caller {
 	}
 	var suffix, key string
 	if call.session != nil {
+		// Request ids are unique within an MCP session, and a session id
+		// is ours: (session, request id) names one call for ever.
 		suffix = call.session.Nonce
-		key = "s:" + suffix
+		if len(call.id) > 0 && len(call.id) <= 200 {
+			key = "s:" + suffix + "/" + string(call.id)
+		}
 	} else {
 		named := identity.SessionReference(identity.SessionRefInput{CallMeta: meta})
 		sk := "agent:" + actor + "\x00" + name
@@ -238,19 +242,28 @@ func callerOf(ctx context.Context, meta map[string]any) coord.Caller {
 		}
 		h := sha256.Sum256([]byte(call.workspace + "\x00" + sk))
 		suffix = hex.EncodeToString(h[:12])
-		if named != "" {
-			key = "m:" + suffix
+		// Without a protocol session, request ids start over with each
+		// connection of the client (a session named in _meta may span
+		// several): only an id the client gives each tool call names a
+		// call for ever.
+		if use := callIDOf(meta); use != "" {
+			key = "t:" + suffix + "/" + use
 		}
-	}
-	if key != "" && len(call.id) > 0 && len(call.id) <= 200 {
-		key += "/" + string(call.id)
-	} else {
-		key = ""
 	}
 	sessionID := "ses_mcp_" + suffix
 	ref := identity.SessionReference(identity.SessionRefInput{Provider: provider, CallMeta: meta, SessionID: sessionID})
 	return coord.Caller{Actor: actor, Replica: "rep_mcp_" + suffix, Session: sessionID, Key: key,
 		Agent: protocol.Agent{Provider: provider, AdapterID: coord.AdapterID, SessionReference: ref}}
+}
+
+// callIDOf is the id a client gives one tool call in its _meta, unique
+// for ever, when it gives one: Claude Code's claudecode/toolUseId (the
+// model's tool use id).
+func callIDOf(meta map[string]any) string {
+	if v, ok := meta["claudecode/toolUseId"].(string); ok && v != "" && len(v) <= 200 {
+		return v
+	}
+	return ""
 }
 
 // stampCaller runs before every tool: it names the caller of the call,

@@ -69,9 +69,16 @@ func TestCallerOf(t *testing.T) {
 	if c1.Actor != "mcp-client" || c1.Agent.Provider != "unknown" || c1.Key != "" || c1.Replica != c2.Replica {
 		t.Fatalf("a sessionless caller: %+v", c1)
 	}
+	// A session named in _meta is the session, but its request ids may
+	// start over (a client resuming it in a new process): no key.
 	named := callerOf(bare, map[string]any{"sessionId": "s-9"})
-	if named.Replica == c1.Replica || !strings.HasPrefix(named.Key, "m:") || !strings.HasSuffix(named.Key, "/7") || named.Agent.SessionReference != "s-9" {
+	if named.Replica == c1.Replica || named.Key != "" || named.Agent.SessionReference != "s-9" {
 		t.Fatalf("a sessionless caller naming its session: %+v", named)
+	}
+	// A tool call's own id (Claude Code's) names the call for ever.
+	claude := callerOf(bare, map[string]any{"claudecode/toolUseId": "toolu_01"})
+	if claude.Replica != c1.Replica || claude.Key != "t:"+strings.TrimPrefix(c1.Replica, "rep_mcp_")+"/toolu_01" {
+		t.Fatalf("a sessionless call with its tool use id: %+v", claude)
 	}
 	other := withCall(context.Background(), &httpCall{workspace: "v", token: "tok", id: id})
 	if callerOf(other, nil).Replica == c1.Replica {
