@@ -291,6 +291,21 @@ func TestMCPOverHTTPRetryWritesOnce(t *testing.T) {
 	// Another request id is another call.
 	_, _, b3 := rawMCP(t, svc.URL, sess, callBody(8, "publish_intent", map[string]any{"summary": "s", "paths": []string{"a/**"}}))
 	toolResult(t, b3)
+	// A 2026-07-28 call has no session: it is recognised by its tool use
+	// id (Claude Code's), whatever its request id.
+	modern := func(id int, toolUse string) map[string]any {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{
+			"name": "claim", "arguments": map[string]any{"patterns": []string{"src/hero.gd"}},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{},
+				"io.modelcontextprotocol/clientInfo": map[string]any{"name": "claude-code", "version": "2"}, "claudecode/toolUseId": toolUse}}})
+		hdr := map[string]string{"Authorization": "Bearer " + token, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "claim"}
+		_, _, out := rawMCP(t, svc.URL, hdr, string(b))
+		return toolResult(t, out)
+	}
+	m1, m2 := modern(1, "toolu_a"), modern(9, "toolu_a")
+	if m1["status"] != "granted" || m2["claimId"] != m1["claimId"] {
+		t.Fatalf("a retried 2026-07-28 call: %v then %v", m1, m2)
+	}
 	envs := newClient(t, svc.URL, token).events(t)
 	claims := 0
 	for _, e := range envs {
@@ -298,8 +313,8 @@ func TestMCPOverHTTPRetryWritesOnce(t *testing.T) {
 			claims++
 		}
 	}
-	if claims != 1 || len(envs) != 2 {
-		t.Fatalf("the log holds %d claims in %d envelopes, want 1 in 2", claims, len(envs))
+	if claims != 2 || len(envs) != 3 {
+		t.Fatalf("the log holds %d claims in %d envelopes, want 2 in 3", claims, len(envs))
 	}
 }
 
