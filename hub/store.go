@@ -37,6 +37,10 @@ type Store interface {
 	MarkOffline(ctx context.Context, workspace, replica string) (*protocol.RemotePresence, error)
 	// Presence lists a workspace's presence, most recently updated first.
 	Presence(ctx context.Context, workspace string) ([]*protocol.RemotePresence, error)
+	// NewsMark and SetNewsMark keep how far each MCP session (of the
+	// service's MCP endpoint) was told the news; a mark only moves on.
+	NewsMark(ctx context.Context, workspace, key string) (seq int64, ok bool, err error)
+	SetNewsMark(ctx context.Context, workspace, key string, seq int64) error
 	// Sweep deletes operations older than their plan's retention, in
 	// small batches, raising each workspace's watermark.
 	Sweep(ctx context.Context, now time.Time, retentionFor func(plan string) time.Duration, opts *store.SweepOptions) (*store.SweepResult, error)

@@ -25,6 +25,12 @@ const (
 	// The kinds of the named (workspace, entity id)s that exist.
 	selectEntitiesSQL = `SELECT e.ws, e.id, e.kind FROM entities e JOIN unnest($1::bigint[], $2::text[]) AS k (ws, id) ON e.ws = k.ws AND e.id = k.id`
 	selectReceiptSQL  = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = $1 AND replica = $2 AND client_seq = $3`
+	// The receipts logged under the named idempotency keys.
+	selectKeysSQL = `SELECT k.ws, k.key, k.kind, r.replica, r.client_seq, r.id, r.seq, r.ingested_us, r.hash
+		FROM idem_keys k JOIN unnest($1::bigint[], $2::text[]) AS q (ws, key) ON k.ws = q.ws AND k.key = q.key
+		JOIN receipts r ON r.ws = k.ws AND r.replica = k.replica AND r.client_seq = k.client_seq`
+	insertKeysSQL = `INSERT INTO idem_keys (ws, key, kind, replica, client_seq)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::smallint[], $4::text[], $5::bigint[])`
 
 	insertOpsSQL = `INSERT INTO ops (ws, seq, kind, ingested_us, body)
 		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bigint[], $5::bytea[])`
@@ -75,7 +81,7 @@ func (s *Store) IngestBatch(ctx context.Context, items []store.Item) ([]store.Re
 	if !live {
 		return results, nil
 	}
-	if !s.lockedOnly {
+	if !s.lockedOnly && !keyed(items) {
 		if out, ok, err := s.ingestFast(ctx, items, results, ids, wsIDs); err != nil || ok {
 			return out, err
 		}
@@ -122,6 +128,12 @@ func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []
 		conn.Conn().Close(context.Background())
 		return nil, fmt.Errorf("ingest: %w", Explain(err))
 	}
+	if keys := d.IdemKeys(items, results); len(keys) > 0 {
+		if err := readKeys(ctx, conn, d, keys); err != nil {
+			conn.Conn().Close(context.Background())
+			return nil, fmt.Errorf("ingest: %w", Explain(err))
+		}
+	}
 
 	lookup := func(ws int64, replica string, clientSeq int64) (store.ReceiptRow, bool, error) {
 		r := store.ReceiptRow{WS: ws, Replica: replica, ClientSeq: clientSeq}
@@ -153,6 +165,41 @@ func (s *Store) ingestLocked(ctx context.Context, items []store.Item, results []
 	}
 	s.cache.learn(d, false)
 	return results, nil
+}
+
+// keyed reports whether an item has an idempotency key: such a batch
+// takes the locked path, which reads the keys under the counter rows'
+// locks.
+func keyed(items []store.Item) bool {
+	for i := range items {
+		if items[i].Key != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readKeys loads the writes logged under keys into d (inside the
+// transaction, after the counter rows are locked).
+func readKeys(ctx context.Context, conn *pgxpool.Conn, d *store.Decider, keys map[int64][]string) error {
+	kw, kn := pairs(keys)
+	rows, err := conn.Query(ctx, selectKeysSQL, kw, kn)
+	if err != nil {
+		return fmt.Errorf("read keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k store.KeyRow
+		var kind int16
+		var hash []byte
+		if err := rows.Scan(&k.WS, &k.Key, &kind, &k.Receipt.Replica, &k.Receipt.ClientSeq, &k.Receipt.ID, &k.Receipt.Seq, &k.Receipt.IngestedUs, &hash); err != nil {
+			return fmt.Errorf("read keys: %w", err)
+		}
+		k.Kind, k.Receipt.WS = int(kind), k.WS
+		copy(k.Receipt.Hash[:], hash)
+		d.Keyed[store.ReplicaKey{WS: k.WS, Name: k.Key}] = k
+	}
+	return rows.Err()
 }
 
 // errRolledBack is write's error for a COMMIT that answered ROLLBACK.
@@ -264,6 +311,13 @@ func (s *Store) write(ctx context.Context, conn *pgxpool.Conn, d *store.Decider,
 				ews[i], eid[i], ekind[i] = e.WS, e.ID, int16(e.Kind)
 			}
 			b.Queue(insertEntitiesSQL, ews, eid, ekind)
+		}
+		if m := len(d.KeyRows); m > 0 {
+			kws, key, kkind, krep, kcs := make([]int64, m), make([]string, m), make([]int16, m), make([]string, m), make([]int64, m)
+			for i, k := range d.KeyRows {
+				kws[i], key[i], kkind[i], krep[i], kcs[i] = k.WS, k.Key, int16(k.Kind), k.Receipt.Replica, k.Receipt.ClientSeq
+			}
+			b.Queue(insertKeysSQL, kws, key, kkind, krep, kcs)
 		}
 		var hws, hseq, hus []int64
 		for _, st := range d.WS {

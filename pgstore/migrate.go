@@ -137,6 +137,27 @@ BEGIN
 END
 $$;
 `,
+	// 4: idempotency keys (a write logged under a key, the n-th write of
+	// one MCP tool call over HTTP, is logged once; kept for ever, like
+	// receipts), and each MCP session's news position.
+	`
+CREATE TABLE idem_keys (
+	ws         bigint NOT NULL,
+	key        text NOT NULL,
+	kind       smallint NOT NULL,
+	replica    text NOT NULL,
+	client_seq bigint NOT NULL,
+	PRIMARY KEY (ws, key)
+);
+CREATE TABLE news_marks (
+	ws         bigint NOT NULL,
+	key        text NOT NULL,
+	seq        bigint NOT NULL,
+	updated_us bigint NOT NULL,
+	PRIMARY KEY (ws, key)
+);
+CREATE INDEX news_marks_by_age ON news_marks (updated_us);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

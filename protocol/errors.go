@@ -46,6 +46,7 @@ const (
 	CodeUnknownEntity            ErrorCode = "UNKNOWN_ENTITY"             // 409
 	CodeCursorTooOld             ErrorCode = "CURSOR_TOO_OLD"             // 410, to version-1 readers
 	CodePayloadTooLarge          ErrorCode = "PAYLOAD_TOO_LARGE"          // 413
+	CodeRateLimited              ErrorCode = "RATE_LIMITED"               // 429, the MCP endpoint's per-token limit
 	CodeSlowConsumer             ErrorCode = "SLOW_CONSUMER"              // WebSocket close reason
 	CodeUnavailable              ErrorCode = "UNAVAILABLE"                // 503, shutting down
 	CodeInternal                 ErrorCode = "INTERNAL"                   // 500

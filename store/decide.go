@@ -87,17 +87,31 @@ type Decider struct {
 	// names, 0 for none; filled in like MaxClient.
 	EntityKind map[ReplicaKey]int
 
+	// Keyed holds the writes logged under the idempotency keys the batch
+	// names (Item.Key), by (workspace id, key); the loader fills it in
+	// from the database, Decide adds the batch's own.
+	Keyed map[ReplicaKey]KeyRow
+
 	inBatch map[ReplicaKey]map[int64]ReceiptRow // receipts this batch wrote
 
 	// The rows to write, in server order.
 	Ops      []OpRow
 	Receipts []ReceiptRow
 	Entities []EntityRow
+	KeyRows  []KeyRow
+}
+
+// KeyRow is a write logged under an idempotency key (Item.Key).
+type KeyRow struct {
+	WS      int64
+	Key     string
+	Kind    int        // KindCode of the write
+	Receipt ReceiptRow // what it was logged as
 }
 
 // NewDecider starts a batch decided at now (unix microseconds).
 func NewDecider(now int64) *Decider {
-	return &Decider{now: now, WS: map[string]*WSState{}, MaxClient: map[ReplicaKey]int64{}, EntityKind: map[ReplicaKey]int{}, inBatch: map[ReplicaKey]map[int64]ReceiptRow{}}
+	return &Decider{now: now, WS: map[string]*WSState{}, MaxClient: map[ReplicaKey]int64{}, EntityKind: map[ReplicaKey]int{}, Keyed: map[ReplicaKey]KeyRow{}, inBatch: map[ReplicaKey]map[int64]ReceiptRow{}}
 }
 
 // SetWorkspace records a workspace of the batch as loaded.
@@ -128,6 +142,19 @@ func (d *Decider) Keys(items []Item, results []Result) (replicas, ids map[int64]
 	return replicas, ids
 }
 
+// IdemKeys lists, per workspace id, the idempotency keys the items
+// (those without an error and with a loaded workspace) name, for the
+// loader to read set-wise into Keyed.
+func (d *Decider) IdemKeys(items []Item, results []Result) map[int64][]string {
+	keys := map[int64][]string{}
+	for i, it := range items {
+		if st := d.WS[it.Workspace]; results[i].Err == nil && st != nil && it.Key != "" {
+			keys[st.ID] = append(keys[st.ID], it.Key)
+		}
+	}
+	return keys
+}
+
 // Decide applies the rules of spec section 4 to one item, in order, and
 // adds what it logs to the rows. The error is the lookup's only.
 func (d *Decider) Decide(it *Item, lookup ReceiptLookup) (Result, error) {
@@ -137,6 +164,16 @@ func (d *Decider) Decide(it *Item, lookup ReceiptLookup) (Result, error) {
 		return Result{Err: fmt.Errorf("workspace %q: %w", it.Workspace, ErrNoWorkspace)}, nil
 	}
 	rk := ReplicaKey{st.ID, e.ReplicaID}
+
+	// An idempotency key logged before: the retried write is the original.
+	kk := ReplicaKey{st.ID, it.Key}
+	if old, ok := d.Keyed[kk]; ok && it.Key != "" {
+		if old.Kind != KindCode(e.Type.Kind()) {
+			return refuse(protocol.CodeIDConflict, "idempotency key %q was used for a write of another kind (%s)", it.Key, protocol.Kinds[old.Kind-1])
+		}
+		r := old.Receipt
+		return Result{Receipt: protocol.IngestReceipt{ID: r.ID, ServerSequence: r.Seq, IngestedAt: fromMicros(r.IngestedUs), Duplicate: true}}, nil
+	}
 
 	if it.NextSequence {
 		e.ClientSequence = max(d.MaxClient[rk], 0) + 1
@@ -195,6 +232,11 @@ func (d *Decider) Decide(it *Item, lookup ReceiptLookup) (Result, error) {
 	}
 	d.Ops = append(d.Ops, OpRow{WS: st.ID, Seq: seq, Kind: kind, IngestedUs: ingUs, Body: it.body})
 	d.Receipts = append(d.Receipts, rc)
+	if it.Key != "" {
+		k := KeyRow{WS: st.ID, Key: it.Key, Kind: kind, Receipt: rc}
+		d.Keyed[kk] = k
+		d.KeyRows = append(d.KeyRows, k)
+	}
 
 	logged := *e
 	at := fromMicros(ingUs)

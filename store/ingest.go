@@ -31,6 +31,12 @@ type Item struct {
 	// so concurrent processes sharing a replica never collide and a
 	// number is never handed out twice. Envelope.ClientSequence is set.
 	NextSequence bool
+	// Key, if set, is the write's idempotency key: an envelope logged
+	// under the same Key before answers with its original receipt
+	// (Duplicate) instead of being logged again, whatever its content (a
+	// retried MCP tool call over HTTP rebuilds its envelopes); one of
+	// another kind is refused with ID_CONFLICT.
+	Key string
 
 	body []byte   // canonical encoding, computed by prepare
 	hash [32]byte // its SHA-256
@@ -102,6 +108,11 @@ const (
 		FROM workspaces w LEFT JOIN (SELECT id, ingested_us FROM ops WHERE id > ?1 AND id < ?2 ORDER BY id DESC LIMIT 1) o
 		WHERE w.id = ?3`
 	selectReceiptSQL = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
+	// The receipts logged under the named idempotency keys.
+	selectKeysSQL = `SELECT k.key, k.kind, r.replica, r.client_seq, r.id, r.seq, r.ingested_us, r.hash
+		FROM idem_keys k JOIN receipts r ON r.ws = k.ws AND r.replica = k.replica AND r.client_seq = k.client_seq
+		WHERE k.ws = ? AND k.key IN (SELECT value FROM json_each(?))`
+	insertKeySQL = `INSERT INTO idem_keys (ws, key, kind, replica, client_seq) VALUES (?, ?, ?, ?, ?)`
 )
 
 // batch is one SQLite ingest transaction around a Decider.
@@ -145,6 +156,27 @@ func (b *batch) load(items []Item, results []Result) error {
 		}
 		if err := rows.Close(); err != nil {
 			return fmt.Errorf("ingest: read replicas: %w", err)
+		}
+	}
+	for ws, keys := range b.d.IdemKeys(items, results) {
+		arg, _ := json.Marshal(keys)
+		rows, err := b.s.txQuery(b.ctx, b.tx, selectKeysSQL, ws, string(arg))
+		if err != nil {
+			return fmt.Errorf("ingest: read keys: %w", err)
+		}
+		for rows.Next() {
+			var k KeyRow
+			var hash []byte
+			if err := rows.Scan(&k.Key, &k.Kind, &k.Receipt.Replica, &k.Receipt.ClientSeq, &k.Receipt.ID, &k.Receipt.Seq, &k.Receipt.IngestedUs, &hash); err != nil {
+				rows.Close()
+				return fmt.Errorf("ingest: read keys: %w", err)
+			}
+			k.WS, k.Receipt.WS = ws, ws
+			copy(k.Receipt.Hash[:], hash)
+			b.d.Keyed[ReplicaKey{ws, k.Key}] = k
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("ingest: read keys: %w", err)
 		}
 	}
 	for ws, names := range ids {
@@ -246,6 +278,11 @@ func (b *batch) flush() error {
 			return fmt.Errorf("ingest: %w", err)
 		}
 	}
+	for _, k := range d.KeyRows {
+		if _, err := b.s.txExec(b.ctx, b.tx, insertKeySQL, k.WS, k.Key, k.Kind, k.Receipt.Replica, k.Receipt.ClientSeq); err != nil {
+			return fmt.Errorf("ingest: key: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -285,7 +322,7 @@ func insertSQL(table string, cols, rows int) string {
 // inserts, that the writer's transactions run: prepareWriter prepares
 // them at Open.
 func writerStatements() []string {
-	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL}
+	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL, selectKeysSQL, insertKeySQL}
 	qs = append(qs, projectionStatements...)
 	qs = append(qs, captureStatements...)
 	return append(qs, mirrorStatements...)

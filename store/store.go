@@ -47,6 +47,10 @@ type Options struct {
 	// client's hook), where preparing them all would cost more than the
 	// work.
 	Lazy bool
+	// Cache marks a database that is rebuilt when lost (the service's
+	// mirrors of its own log): its commits are not synced to disk
+	// (synchronous=OFF), which an OS crash may undo, never a process's.
+	Cache bool
 }
 
 // DefaultInstanceTTL is Options.InstanceTTL's default.
@@ -95,11 +99,15 @@ const (
 // returns (WAL, synchronous=FULL), and a commit becomes visible to readers
 // only once it is on disk. Checkpoints run in the background (see
 // checkpoint), never inside a commit, so no commit pays for a whole one.
-func dsn(path string, busy time.Duration, r role) string {
+func dsn(path string, busy time.Duration, r role, cache bool) string {
+	sync := "FULL"
+	if cache {
+		sync = "OFF"
+	}
 	q := []string{
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
-		"_pragma=synchronous(FULL)",
+		"_pragma=synchronous(" + sync + ")",
 		"_pragma=foreign_keys(ON)",
 		"_pragma=journal_size_limit(67108864)", // a WAL that grew is cut back to 64 MiB when it restarts
 	}
@@ -130,7 +138,7 @@ func fileURI(slashed string) string {
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	o := Options{BusyTimeout: 10 * time.Second, Readers: 4, InstanceTTL: DefaultInstanceTTL}
 	if opts != nil {
-		o.Projections, o.Lazy = opts.Projections, opts.Lazy
+		o.Projections, o.Lazy, o.Cache = opts.Projections, opts.Lazy, opts.Cache
 		if opts.InstanceTTL > 0 {
 			o.InstanceTTL = opts.InstanceTTL
 		}
@@ -148,7 +156,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	w, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleWriter))
+	w, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleWriter, o.Cache))
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -182,7 +190,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open store: prepare: %w", err)
 		}
 	}
-	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader))
+	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader, o.Cache))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -199,7 +207,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open store: prepare: %w", err)
 		}
 	}
-	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint))
+	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint, o.Cache))
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -677,6 +685,19 @@ CREATE TABLE connections (
 	PRIMARY KEY (ws, replica, instance)
 ) WITHOUT ROWID;
 CREATE INDEX connections_by_instance ON connections (instance);
+`,
+	// 7: idempotency keys: a write logged under a key (the n-th write of
+	// one MCP tool call over HTTP) is logged once; a retry of the call
+	// gets the original receipt. Kept for ever, like receipts.
+	`
+CREATE TABLE idem_keys (
+	ws         INTEGER NOT NULL,
+	key        TEXT NOT NULL,
+	kind       INTEGER NOT NULL,
+	replica    TEXT NOT NULL,
+	client_seq INTEGER NOT NULL,
+	PRIMARY KEY (ws, key)
+) WITHOUT ROWID;
 `,
 }
 

@@ -51,6 +51,13 @@ type Config struct {
 	// IdleCheck is how often the session checks whether it went idle.
 	// Default 30s.
 	IdleCheck time.Duration
+	// Hub, if set, makes a Coordinator inside the coordination service,
+	// for every agent session of Workspace that connects to the service's
+	// MCP endpoint: each call names its caller (WithCaller), so Actor,
+	// Replica and Session are not needed; writes go through Hub's ingest,
+	// and Store is this instance's mirror of Hub's log. Service names the
+	// service in workspace_status (may be empty).
+	Hub Hub
 	// Offline makes a short-lived client that speaks for an agent between
 	// its tool calls (an agent client's hook): in remote mode its writes
 	// only queue in the outbox, for the agent's MCP server to upload, and
@@ -64,6 +71,9 @@ type Coordinator struct {
 	cfg   Config
 	local *store.Ingester // local mode
 	rem   *remote         // remote mode
+	svc   Hub             // inside the service (Config.Hub)
+
+	syncMu sync.Mutex // one mirror catch-up at a time (inside the service)
 
 	mu       sync.Mutex
 	newsFrom int64    // the log position the session's news starts after
@@ -83,8 +93,11 @@ type Coordinator struct {
 
 // New builds a Coordinator. Call Start, and Close when done.
 func New(cfg Config) (*Coordinator, error) {
-	if cfg.Store == nil || cfg.Workspace == "" || cfg.Actor == "" || cfg.Replica == "" || cfg.Session == "" {
-		return nil, errors.New("coord: Store, Workspace, Actor, Replica and Session are required")
+	if cfg.Store == nil || cfg.Workspace == "" {
+		return nil, errors.New("coord: Store and Workspace are required")
+	}
+	if cfg.Hub == nil && (cfg.Actor == "" || cfg.Replica == "" || cfg.Session == "") {
+		return nil, errors.New("coord: Actor, Replica and Session are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -102,9 +115,12 @@ func New(cfg Config) (*Coordinator, error) {
 		cfg.IdleCheck = 30 * time.Second
 	}
 	c := &Coordinator{cfg: cfg, agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
-	if cfg.Service == "" {
+	switch {
+	case cfg.Hub != nil:
+		c.svc = cfg.Hub
+	case cfg.Service == "":
 		c.local = cfg.Store.NewIngester(&store.IngesterOptions{GatherWait: -1})
-	} else {
+	default:
 		c.rem = newRemote(c)
 	}
 	return c, nil
@@ -113,9 +129,10 @@ func New(cfg Config) (*Coordinator, error) {
 // AdapterID is stamped as agent.adapterId on every envelope.
 const AdapterID = "crosscode-mcp"
 
-// Mode is "local" or "remote".
+// Mode is "local" or "remote" (a Coordinator inside the service serves
+// agents whose state is on the service: remote).
 func (c *Coordinator) Mode() string {
-	if c.rem != nil {
+	if c.rem != nil || c.svc != nil {
 		return "remote"
 	}
 	return "local"
@@ -154,6 +171,9 @@ func WithAgent(ctx context.Context, a protocol.Agent) context.Context {
 // Agent is the agent identity of a call made with ctx: the one WithAgent
 // put there, else the session's.
 func (c *Coordinator) Agent(ctx context.Context) protocol.Agent {
+	if cl := callOf(ctx); cl != nil {
+		return cl.Agent
+	}
 	if a, ok := ctx.Value(agentKey{}).(protocol.Agent); ok {
 		return a
 	}
@@ -168,6 +188,10 @@ func (c *Coordinator) Agent(ctx context.Context) protocol.Agent {
 func (c *Coordinator) Start(ctx context.Context) error {
 	if _, err := c.cfg.Store.EnsureWorkspace(ctx, c.cfg.Workspace, ""); err != nil {
 		return err
+	}
+	if c.svc != nil {
+		// Inside the service: sessions come and go with their calls.
+		return c.Sync(ctx)
 	}
 	bg, cancel := context.WithCancel(context.Background())
 	c.stop = cancel
@@ -222,6 +246,9 @@ const IdleAfter = 10 * time.Minute
 // Touch records a tool call (any tool's): the session is online again if
 // it was idle.
 func (c *Coordinator) Touch(ctx context.Context) {
+	if c.svc != nil {
+		return // the service's sessions report their own (SetPresence)
+	}
 	c.mu.Lock()
 	c.lastCall = c.cfg.Now()
 	idle := c.presence == protocol.PresenceIdle
@@ -284,7 +311,7 @@ func (c *Coordinator) Close(ctx context.Context) error {
 	if c.rem != nil {
 		c.rem.wait()
 	}
-	if !c.cfg.Offline {
+	if !c.cfg.Offline && c.svc == nil {
 		c.setPresence(ctx, protocol.PresenceOffline)
 	}
 	if c.local != nil {

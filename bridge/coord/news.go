@@ -79,18 +79,13 @@ func forYou(t protocol.EventType, me, from, to, assignee string) bool {
 // News returns the digest of what others did since the previous call and
 // moves the session's news position to the log's head.
 func (c *Coordinator) News(ctx context.Context) (*News, error) {
-	c.mu.Lock()
-	from := c.newsFrom
-	c.mu.Unlock()
 	st, ws := c.cfg.Store, c.cfg.Workspace
-	// A hook of this agent's client may have told it some already.
+	me := c.me(ctx)
 	ref := c.Agent(ctx).SessionReference
-	key, shared := c.newsMarkKey(ref)
-	mark, _, err := st.NewsMark(ctx, ws, key)
+	from, key, shared, mark, err := c.newsStart(ctx, me, ref)
 	if err != nil {
-		c.cfg.Logger.Debug("news mark", "err", err)
+		return nil, err
 	}
-	from = max(from, mark)
 	n := &News{Items: []NewsItem{}, Notices: c.takeNotices(), Through: from}
 	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan})
 	if err != nil {
@@ -118,10 +113,10 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		if r.Type == protocol.EventClaimCreated {
 			created = append(created, op.Seq)
 		}
-		if r.ReplicaID == c.cfg.Replica && (r.SessionID == c.cfg.Session || (ref != "" && r.Agent.SessionReference == ref)) {
+		if r.ReplicaID == me.Replica && (r.SessionID == me.Session || (ref != "" && r.Agent.SessionReference == ref)) {
 			continue // this session's own doing (or its client's hooks')
 		}
-		cands = append(cands, candidate{op, forYou(r.Type, c.cfg.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)})
+		cands = append(cands, candidate{op, forYou(r.Type, me.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)})
 	}
 	n.Through = page.NextCursor
 	if page.HasMore {
@@ -156,18 +151,77 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		b, _ := slices.BinarySearch(created, hi+1)
 		return b - a
 	})...)
-	c.mu.Lock()
-	if n.Through > c.newsFrom {
-		c.newsFrom = n.Through
+	if !me.caller {
+		c.mu.Lock()
+		if n.Through > c.newsFrom {
+			c.newsFrom = n.Through
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	if shared && n.Through > mark {
-		if err := st.SetNewsMark(ctx, ws, key, n.Through); err != nil {
+		if err := c.marks().SetNewsMark(ctx, ws, key, n.Through); err != nil {
+			if me.caller {
+				return nil, fmt.Errorf("news mark: %w", err)
+			}
 			c.cfg.Logger.Debug("news mark", "err", err)
 		}
 	}
 	return n, nil
 }
+
+// newsMarks keep how far each session was told the news.
+type newsMarks interface {
+	NewsMark(ctx context.Context, workspace, key string) (int64, bool, error)
+	SetNewsMark(ctx context.Context, workspace, key string, seq int64) error
+}
+
+// marks are where news marks are kept: the local database, or for the
+// callers of a Coordinator inside the service, the service's own (their
+// sessions go on on any instance of it).
+func (c *Coordinator) marks() newsMarks {
+	if c.svc != nil {
+		return c.svc
+	}
+	return c.cfg.Store
+}
+
+// newsStart is where the news of the calling session starts: after what
+// it was told last, by its tool results or its client's hooks. A caller's
+// session (see WithCaller) keeps its position in the service's database
+// alone; its first news starts at the log's head.
+func (c *Coordinator) newsStart(ctx context.Context, me Me, ref string) (from int64, key string, shared bool, mark int64, err error) {
+	if me.caller {
+		key = NewsKeySession(me.Session)
+		seq, ok, merr := c.svc.NewsMark(ctx, c.cfg.Workspace, key)
+		if merr != nil {
+			return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
+		}
+		if !ok {
+			if seq, merr = c.cfg.Store.Head(ctx, c.cfg.Workspace); merr != nil {
+				return 0, "", false, 0, merr
+			}
+			// Recorded now, so the next call's news starts here.
+			if merr := c.svc.SetNewsMark(ctx, c.cfg.Workspace, key, seq); merr != nil {
+				return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
+			}
+		}
+		return seq, key, true, seq, nil
+	}
+	c.mu.Lock()
+	from = c.newsFrom
+	c.mu.Unlock()
+	// A hook of this agent's client may have told it some already.
+	key, shared = c.newsMarkKey(me, ref)
+	mark, _, merr := c.cfg.Store.NewsMark(ctx, c.cfg.Workspace, key)
+	if merr != nil {
+		c.cfg.Logger.Debug("news mark", "err", merr)
+	}
+	return max(from, mark), key, shared, mark, nil
+}
+
+// NewsKeySession is the news mark of an MCP session served by the
+// service (MCP over HTTP), by its session id.
+func NewsKeySession(session string) string { return "mcp:" + session }
 
 // newsMarkKey names the news mark this session shares with its client's
 // hooks: its session reference when the client gave one (Claude Code's
@@ -177,11 +231,11 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 // tells hooks its session id but not its MCP servers), which this session
 // only reads: other sessions of the actor in this working copy have news
 // of their own.
-func (c *Coordinator) newsMarkKey(ref string) (key string, shared bool) {
-	if ref != "" && ref != c.cfg.Session {
+func (c *Coordinator) newsMarkKey(me Me, ref string) (key string, shared bool) {
+	if ref != "" && ref != me.Session {
 		return NewsKeyRef(ref), true
 	}
-	return NewsKeyReplica(c.cfg.Replica, c.cfg.Actor), false
+	return NewsKeyReplica(me.Replica, me.Actor), false
 }
 
 // NewsKeyRef is the news mark of an agent session known by its session
@@ -217,9 +271,10 @@ func (c *Coordinator) Describe(ctx context.Context, events []*protocol.Envelope)
 // lo through hi: the claims' current status is then read in one query.
 func (c *Coordinator) describe(ctx context.Context, events []*protocol.Envelope, createdIn func(lo, hi int64) int) []NewsItem {
 	status := c.claimStatuses(ctx, events, createdIn)
+	me := c.me(ctx).Actor
 	out := make([]NewsItem, 0, len(events))
 	for _, e := range events {
-		out = append(out, c.describeOne(e, status))
+		out = append(out, c.describeOne(e, status, me))
 	}
 	return out
 }
@@ -265,7 +320,7 @@ func (c *Coordinator) claimStatuses(ctx context.Context, events []*protocol.Enve
 }
 
 // describeOne summarizes one event; status holds claims' current status.
-func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string) NewsItem {
+func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string, me string) NewsItem {
 	it := NewsItem{Seq: e.ServerSequence, Event: string(e.Type), ID: e.ID, Actor: sanitize.Line(e.ActorID, 120)}
 	if e.Agent != nil {
 		it.Provider = string(e.Agent.Provider)
@@ -289,7 +344,7 @@ func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string
 		}
 		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, st, p.ExpiresAt.Format(time.Kitchen), line(p.Reason))
 	case *protocol.Handoff:
-		it.ForYou = forYou(e.Type, c.cfg.Actor, p.FromActorID, p.ToActorID, "")
+		it.ForYou = forYou(e.Type, me, p.FromActorID, p.ToActorID, "")
 		if e.Type == protocol.EventHandoffRequested {
 			to := p.ToActorID
 			if to == "" {
@@ -300,7 +355,7 @@ func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string
 			it.Text = fmt.Sprintf("%s handoff %s: %s", p.Status, p.ID, line(p.ResponseNote))
 		}
 	case *protocol.Task:
-		it.ForYou = forYou(e.Type, c.cfg.Actor, "", "", p.AssigneeActorID)
+		it.ForYou = forYou(e.Type, me, "", "", p.AssigneeActorID)
 		verb := "created"
 		if e.Type == protocol.EventTaskUpdated {
 			verb = "updated"
@@ -316,4 +371,15 @@ func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string
 	}
 	it.Text = sanitize.Line(it.Text, newsTextMax*2)
 	return it
+}
+
+// StartNews starts the news of the calling session (see WithCaller) at
+// the log's head, unless it has a position already. Only inside the
+// service; elsewhere a session's news starts when it starts.
+func (c *Coordinator) StartNews(ctx context.Context) error {
+	if c.svc == nil || !c.me(ctx).caller {
+		return nil
+	}
+	_, _, _, _, err := c.newsStart(ctx, c.me(ctx), "")
+	return err
 }

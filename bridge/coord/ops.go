@@ -72,7 +72,7 @@ func (c *Coordinator) PublishIntent(ctx context.Context, summary string, paths [
 	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	exp := now.Add(ttlOr(ttl, DefaultIntentTTL, 24*time.Hour))
 	return c.Publish(ctx, protocol.EventIntentPublished, &protocol.Intent{
-		ID: NewID(protocol.KindIntent), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
+		ID: NewID(protocol.KindIntent), WorkspaceID: c.cfg.Workspace, ActorID: c.me(ctx).Actor, ReplicaID: c.me(ctx).Replica,
 		Summary: summary, Paths: pats, TaskID: taskID, CreatedAt: now, ExpiresAt: &exp,
 	})
 }
@@ -105,7 +105,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		if err != nil {
 			return nil, inputErr("no claim %q to renew; list yours with workspace_status", renew)
 		}
-		if st := ClaimState(old, c.cfg.Now()); old.Actor != c.cfg.Actor || !holding(st) {
+		if st := ClaimState(old, c.cfg.Now()); old.Actor != c.me(ctx).Actor || !holding(st) {
 			return nil, inputErr("claim %q is not an active claim of yours (it is %s, held by %s)", renew, st, old.Actor)
 		}
 		var oc protocol.Claim
@@ -120,7 +120,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		}
 		// At the active-claim limit the new lease would be denied: release
 		// the old one first (others may claim the paths in between).
-		held, err := c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now()})
+		held, err := c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now()})
 		if err != nil {
 			return nil, err
 		}
@@ -139,13 +139,14 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 	}
 	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	cl := &protocol.Claim{
-		ID: NewID(protocol.KindClaim), WorkspaceID: c.cfg.Workspace, ActorID: c.cfg.Actor, ReplicaID: c.cfg.Replica,
+		ID: NewID(protocol.KindClaim), WorkspaceID: c.cfg.Workspace, ActorID: c.me(ctx).Actor, ReplicaID: c.me(ctx).Replica,
 		Patterns: pats, Exclusive: exclusive, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(ttlOr(ttl, DefaultClaimTTL, MaxClaimTTL)),
 	}
 	pub, err := c.Publish(ctx, protocol.EventClaimCreated, cl)
 	if err != nil {
 		return nil, err
 	}
+	cl = original(pub, cl)
 	res := &ClaimResult{Published: pub, Claim: cl, Status: "pending", Renewed: renew}
 	if releasedFirst != "" {
 		res.Renewed = releasedFirst
@@ -167,7 +168,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 	}
 	if res.Status == "pending" {
 		// Not ordered yet: predict from the local copy of the log.
-		res.Conflicts, err = c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, c.cfg.Now())
+		res.Conflicts, err = c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, c.cfg.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +218,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 	now := c.cfg.Now()
 	var claims []*store.Entity
 	if all {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 1000})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +240,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 			if err != nil {
 				return nil, err
 			}
-			if ent.Actor != c.cfg.Actor {
+			if ent.Actor != c.me(ctx).Actor {
 				if h := c.acceptedHandoffOf(ctx, id); h != "" {
 					return nil, inputErr("claim %q is %s's until your acceptance of handoff %s is in the log, and this replica has not read it back yet; try again in a moment", id, ent.Actor, h)
 				}
@@ -313,11 +314,11 @@ func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conf
 		return nil, err
 	}
 	now := c.cfg.Now()
-	claims, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	claims, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, now)
 	if err != nil {
 		return nil, err
 	}
-	intents, err := c.cfg.Store.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
+	intents, err := c.cfg.Store.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, now)
 	if err != nil {
 		return nil, err
 	}
@@ -331,11 +332,11 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 	if strings.TrimSpace(summary) == "" {
 		return nil, nil, inputErr("summary is required: what is done and what is left")
 	}
-	if to == c.cfg.Actor {
+	if to == c.me(ctx).Actor {
 		return nil, nil, inputErr("you cannot hand off to yourself (%s)", to)
 	}
 	if claimIDs == nil {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now(), Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now(), Limit: 1000})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -346,18 +347,18 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 	} else {
 		for _, id := range claimIDs {
 			ent, err := c.entity(ctx, protocol.KindClaim, id)
-			if err != nil || ent.Actor != c.cfg.Actor || !holding(ClaimState(ent, c.cfg.Now())) {
+			if err != nil || ent.Actor != c.me(ctx).Actor || !holding(ClaimState(ent, c.cfg.Now())) {
 				return nil, nil, inputErr("claim %q is not an active claim of yours; hand off only your own", id)
 			}
 		}
 	}
 	h := &protocol.Handoff{
-		ID: NewID(protocol.KindHandoff), WorkspaceID: c.cfg.Workspace, FromActorID: c.cfg.Actor, FromReplicaID: c.cfg.Replica,
+		ID: NewID(protocol.KindHandoff), WorkspaceID: c.cfg.Workspace, FromActorID: c.me(ctx).Actor, FromReplicaID: c.me(ctx).Replica,
 		ToActorID: to, TaskID: taskID, ClaimIDs: claimIDs, Summary: summary, Notes: notes, Branch: branch, Commit: commit,
 		Status: protocol.HandoffRequested, CreatedAt: c.cfg.Now().UTC().Truncate(time.Millisecond),
 	}
 	pub, err := c.Publish(ctx, protocol.EventHandoffRequested, h)
-	return pub, h, err
+	return pub, original(pub, h), err
 }
 
 // RespondHandoff accepts or declines a handoff to this actor, or withdraws
@@ -379,23 +380,23 @@ func (c *Coordinator) RespondHandoff(ctx context.Context, id string, status prot
 	}
 	switch status {
 	case protocol.HandoffAccepted, protocol.HandoffDeclined:
-		if h.FromActorID == c.cfg.Actor {
+		if h.FromActorID == c.me(ctx).Actor {
 			return nil, nil, inputErr("handoff %q is your own; you can only withdraw it", id)
 		}
-		if h.ToActorID != "" && h.ToActorID != c.cfg.Actor {
+		if h.ToActorID != "" && h.ToActorID != c.me(ctx).Actor {
 			return nil, nil, inputErr("handoff %q is addressed to %s, not you", id, h.ToActorID)
 		}
 	case protocol.HandoffWithdrawn:
-		if h.FromActorID != c.cfg.Actor {
+		if h.FromActorID != c.me(ctx).Actor {
 			return nil, nil, inputErr("only %s can withdraw handoff %q", h.FromActorID, id)
 		}
 	default:
 		return nil, nil, inputErr("response must be accepted, declined or withdrawn")
 	}
 	at := c.cfg.Now().UTC().Truncate(time.Millisecond)
-	h.Status, h.RespondedAt, h.ResponderActorID, h.ResponseNote = status, &at, c.cfg.Actor, note
+	h.Status, h.RespondedAt, h.ResponderActorID, h.ResponseNote = status, &at, c.me(ctx).Actor, note
 	pub, err := c.Publish(ctx, protocol.EventHandoffResponded, &h)
-	return pub, &h, err
+	return pub, original(pub, &h), err
 }
 
 // CreateTask opens a task.
@@ -411,9 +412,9 @@ func (c *Coordinator) CreateTask(ctx context.Context, title, description string,
 	}
 	now := c.cfg.Now().UTC().Truncate(time.Millisecond)
 	t := &protocol.Task{ID: NewID(protocol.KindTask), WorkspaceID: c.cfg.Workspace, Title: title, Description: description,
-		Status: status, AssigneeActorID: assignee, CreatedByActor: c.cfg.Actor, Labels: labels, CreatedAt: now, UpdatedAt: now}
+		Status: status, AssigneeActorID: assignee, CreatedByActor: c.me(ctx).Actor, Labels: labels, CreatedAt: now, UpdatedAt: now}
 	pub, err := c.Publish(ctx, protocol.EventTaskCreated, t)
-	return pub, t, err
+	return pub, original(pub, t), err
 }
 
 // TaskChange holds the fields update_task changes; nil means unchanged.
@@ -459,13 +460,13 @@ func (c *Coordinator) UpdateTask(ctx context.Context, id string, ch TaskChange) 
 		t.UpdatedAt = t.CreatedAt
 	}
 	pub, err := c.Publish(ctx, protocol.EventTaskUpdated, &t)
-	return pub, &t, err
+	return pub, original(pub, &t), err
 }
 
 // RecordValidation shares the outcome of a test, build, lint, scenario or
 // replay run.
 func (c *Coordinator) RecordValidation(ctx context.Context, v protocol.Validation) (*Published, *protocol.Validation, error) {
-	v.ID, v.WorkspaceID, v.ActorID, v.ReplicaID = NewID(protocol.KindValidation), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
+	v.ID, v.WorkspaceID, v.ActorID, v.ReplicaID = NewID(protocol.KindValidation), c.cfg.Workspace, c.me(ctx).Actor, c.me(ctx).Replica
 	v.CreatedAt = c.cfg.Now().UTC().Truncate(time.Millisecond)
 	if len(v.Paths) > 0 {
 		pats, err := NormalizePatterns(v.Paths)
@@ -475,7 +476,7 @@ func (c *Coordinator) RecordValidation(ctx context.Context, v protocol.Validatio
 		v.Paths = pats
 	}
 	pub, err := c.Publish(ctx, protocol.EventValidationComplete, &v)
-	return pub, &v, err
+	return pub, original(pub, &v), err
 }
 
 // ShareChanges publishes a change transaction.
@@ -483,13 +484,13 @@ func (c *Coordinator) ShareChanges(ctx context.Context, tr protocol.ChangeTransa
 	if len(tr.Files) == 0 {
 		return nil, nil, inputErr("there are no changes to share: the working tree matches HEAD")
 	}
-	tr.ID, tr.WorkspaceID, tr.ActorID, tr.ReplicaID = NewID(protocol.KindTransaction), c.cfg.Workspace, c.cfg.Actor, c.cfg.Replica
+	tr.ID, tr.WorkspaceID, tr.ActorID, tr.ReplicaID = NewID(protocol.KindTransaction), c.cfg.Workspace, c.me(ctx).Actor, c.me(ctx).Replica
 	tr.CreatedAt = c.cfg.Now().UTC().Truncate(time.Millisecond)
 	if tr.BaseCommit == "" {
 		tr.BaseCommit = "none" // a repository without commits yet
 	}
 	pub, err := c.Publish(ctx, protocol.EventTransactionCreated, &tr)
-	return pub, &tr, err
+	return pub, original(pub, &tr), err
 }
 
 // Feed reads the workspace log after a position.
@@ -500,6 +501,9 @@ func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind pro
 			c.cfg.Logger.Debug("pull before feed", "err", err)
 		}
 		cancel()
+	}
+	if err := c.Sync(ctx); err != nil {
+		return nil, nil, err
 	}
 	page, err := c.cfg.Store.Page(ctx, store.PageQuery{Workspace: c.cfg.Workspace, After: after, Limit: limit, Kind: kind})
 	if err != nil {
@@ -550,7 +554,7 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 				s.LastError = v
 			}
 		}
-		if s.Pending, s.Refused, err = c.cfg.Store.OutboxCounts(ctx, c.cfg.Replica); err != nil {
+		if s.Pending, s.Refused, err = c.cfg.Store.OutboxCounts(ctx, c.me(ctx).Replica); err != nil {
 			return nil, err
 		}
 	}
@@ -561,10 +565,10 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	now := c.cfg.Now()
-	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
 		return nil, err
 	}
-	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
+	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.me(ctx).Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
 		return nil, err
 	}
 	if s.OpenTasks, err = c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
@@ -573,7 +577,13 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 	if s.HandoffsToMe, err = c.handoffsToMe(ctx); err != nil {
 		return nil, err
 	}
-	if c.rem == nil {
+	switch {
+	case c.svc != nil:
+		s.Service, s.Connected, s.Live = c.cfg.Service, true, true
+		if s.Presence, err = c.svc.Presence(ctx, c.cfg.Workspace); err != nil {
+			return nil, err
+		}
+	case c.rem == nil:
 		if s.Presence, err = c.cfg.Store.Presence(ctx, c.cfg.Workspace); err != nil {
 			return nil, err
 		}
@@ -588,7 +598,7 @@ const handoffsShown = 50
 // this actor or to anyone, newest first.
 func (c *Coordinator) handoffsToMe(ctx context.Context) ([]*store.Entity, error) {
 	requested := []string{string(protocol.HandoffRequested)}
-	out, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, Target: c.cfg.Actor, NotActor: c.cfg.Actor, Limit: handoffsShown})
+	out, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, Target: c.me(ctx).Actor, NotActor: c.me(ctx).Actor, Limit: handoffsShown})
 	if err != nil {
 		return nil, err
 	}
@@ -598,7 +608,7 @@ func (c *Coordinator) handoffsToMe(ctx context.Context) ([]*store.Entity, error)
 	const pageSize = 200
 	found := 0
 	for before := int64(0); found < handoffsShown; {
-		page, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, NotActor: c.cfg.Actor, Before: before, Limit: pageSize})
+		page, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindHandoff, Status: requested, NotActor: c.me(ctx).Actor, Before: before, Limit: pageSize})
 		if err != nil {
 			return nil, err
 		}

@@ -56,7 +56,7 @@ func (c *Coordinator) envelope(ctx context.Context, t protocol.EventType, p prot
 	agent := c.Agent(ctx)
 	return &protocol.Envelope{
 		ID: p.EntityID(), SchemaVersion: protocol.SchemaVersion, WorkspaceID: c.cfg.Workspace,
-		ReplicaID: c.cfg.Replica, ActorID: c.cfg.Actor, SessionID: c.cfg.Session, Agent: &agent,
+		ReplicaID: c.me(ctx).Replica, ActorID: c.me(ctx).Actor, SessionID: c.me(ctx).Session, Agent: &agent,
 		Type: t, CreatedAt: c.cfg.Now().UTC().Truncate(time.Millisecond), Payload: p,
 	}
 }
@@ -72,6 +72,9 @@ func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p proto
 	}
 	if c.rem != nil {
 		return c.rem.publish(ctx, env)
+	}
+	if c.svc != nil {
+		return c.publishToService(ctx, env)
 	}
 	res, err := c.local.IngestItem(ctx, store.Item{Workspace: c.cfg.Workspace, Envelope: env, NextSequence: true})
 	if err != nil {

@@ -11,8 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -488,5 +492,49 @@ func TestPGKill9InstancePresence(t *testing.T) {
 		if p.SenderReplicaID == "rep_both" && p.Status == protocol.PresenceOffline {
 			t.Fatalf("rep_both, still subscribed through the survivor, was set offline: %+v", p)
 		}
+	}
+}
+
+// TestPGMCPOverHTTPWithoutAffinity: two serve instances on one PostgreSQL
+// database behind a round-robin balancer with no session affinity: every
+// request of a session may land on either. Two agents connected by URL
+// (one on the 2025-11-25 handshake, one on 2026-07-28) work through the
+// whole story; their sessions, news and arbitration go on across
+// instances.
+func TestPGMCPOverHTTPWithoutAffinity(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDB(t)
+	tok := pgToken(t, db, "mygame")
+	ss := instances(t, db, 2)
+	var served [2]atomic.Int64
+	var next atomic.Int64
+	proxies := make([]*httputil.ReverseProxy, len(ss))
+	for i, s := range ss {
+		u, _ := url.Parse(s.URL)
+		proxies[i] = httputil.NewSingleHostReverseProxy(u)
+	}
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(next.Add(1) % int64(len(ss)))
+		served[i].Add(1)
+		proxies[i].ServeHTTP(w, r)
+	}))
+	t.Cleanup(lb.Close)
+	ada := startHTTPAgent(t, "ada", ss[0], lb.URL, tok, httpAgentOpts{legacy: true, clientName: "claude-code", actor: "ada@example.com"})
+	bo := startHTTPAgent(t, "bo", ss[1], lb.URL, tok, httpAgentOpts{clientName: "cursor", actor: "bo@example.com"})
+	collaborate(t, ada, bo)
+	if a, b := served[0].Load(), served[1].Load(); a < 10 || b < 10 {
+		t.Fatalf("the balancer sent %d and %d requests to the instances", a, b)
+	}
+	envs := newClient(t, ss[1].URL, tok).events(t)
+	checkStamps(t, envs, map[string][2]string{"ada@example.com": {"claude-code", ""}, "bo@example.com": {"cursor", ""}})
+	replicas := map[string]map[string]bool{}
+	for _, e := range envs {
+		if replicas[e.ActorID] == nil {
+			replicas[e.ActorID] = map[string]bool{}
+		}
+		replicas[e.ActorID][e.ReplicaID] = true
+	}
+	if len(replicas["ada@example.com"]) != 1 || len(replicas["bo@example.com"]) != 1 {
+		t.Fatalf("a session wrote from several replicas across instances: %v", replicas)
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/dashboard"
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/internal/scratch"
+	"github.com/crosscode/crosscode-mcp/mcp"
 	"github.com/crosscode/crosscode-mcp/pgstore"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -48,6 +50,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	retention := fs.Duration("retention", 0, "history retention for every workspace, overriding the plans' (e.g. 720h); 0 = by plan")
 	sweepEvery := fs.Duration("sweep-every", time.Minute, "how often retention runs")
 	verbose := fs.Bool("v", false, "log debug details")
+	var origins listFlag
+	fs.Var(&origins, "allow-origin", "a browser origin (scheme://host[:port]) allowed to call /mcp; repeat for more (requests with any other Origin get 403)")
+	mcpRate := fs.Float64("mcp-rate", 50, "requests a second one token may make to /mcp on average (twice as many at once); past it, 429")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +97,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer mirror.Close()
 	dash := dashboard.New(&dashboard.Options{Logger: log, Denials: &dashboard.MirroredDenials{Log: st, Mirror: mirror}})
+	// MCP over HTTP reads from its own mirror, in the same cache.
+	mcpMirror, err := store.Open(ctx, filepath.Join(cache, "mcp-mirror.db"), &store.Options{Projections: true, Cache: true})
+	if err != nil {
+		return err
+	}
+	defer mcpMirror.Close()
 	cfg := hub.Config{Store: st, Retention: *retention, SweepEvery: *sweepEvery, Logger: log, Routes: dash.Routes}
 	if *db != "" {
 		// Other instances announce presence changes; reading it every
@@ -99,6 +110,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Follow = time.Second
 	}
 	srv := hub.New(cfg)
+	endpoint, err := mcp.NewHTTP(mcp.HTTPConfig{Hub: srv, Mirror: mcpMirror, AllowOrigins: origins, Version: version, Logger: log, Rate: *mcpRate, Burst: int(2 * *mcpRate)})
+	if err != nil {
+		return err
+	}
+	defer endpoint.Close()
+	srv.Handle("/mcp", endpoint)
 	log.Info("coordination service", "database", where, "retention", retentionText(*retention), "sweepEvery", *sweepEvery)
 	fmt.Fprintf(stdout, "listening on http://%s\n", l.Addr())
 	return srv.Serve(ctx, l)
@@ -179,4 +196,14 @@ func retentionText(d time.Duration) string {
 		return "by plan"
 	}
 	return d.String()
+}
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

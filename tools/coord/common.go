@@ -20,10 +20,11 @@ import (
 // Toolset is the name of this toolset (--toolsets coord).
 const Toolset = "coord"
 
-// session is what every coordination tool needs: the caller's identity,
-// and the news digest that rides on every result.
+// session is what every coordination tool needs: who makes the call (the
+// session's identity, or over HTTP the calling session's), and the news
+// digest that rides on every result.
 type session interface {
-	Actor() string
+	Me(ctx context.Context) bc.Me
 	News(ctx context.Context) (*bc.News, error)
 }
 

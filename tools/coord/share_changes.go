@@ -45,7 +45,7 @@ func ShareChanges(c changeSharer, repo ChangeReader) tools.Tool {
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in shareChangesIn) (*shareChangesOut, error) {
 			if repo == nil {
-				return nil, &bc.InputError{Message: "share_changes needs a git repository: start crosscode-mcp inside one (or pass --repo)"}
+				return nil, &bc.InputError{Message: "share_changes reads a git working tree, and this server has none: run crosscode-mcp inside your checkout (or pass --repo); connected to the service by URL, push a branch instead and name it in request_handoff"}
 			}
 			ch, err := repo.Changes(ctx, protocol.MaxPatchBytes)
 			if errors.Is(err, gitx.ErrNotRepo) {

@@ -113,7 +113,7 @@ func ListTasks(c taskLister) tools.Tool {
 			}
 			assignee := in.Assignee
 			if in.Mine {
-				assignee = c.Actor()
+				assignee = c.Me(ctx).Actor
 			}
 			limit := in.Limit
 			if limit <= 0 || limit > 50 {

@@ -13,7 +13,6 @@ import (
 type statusSource interface {
 	session
 	Workspace() string
-	Replica() string
 	Mode() string
 	Agent(ctx context.Context) protocol.Agent
 	Status(ctx context.Context) (*bc.Status, error)
@@ -78,10 +77,10 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			a := c.Agent(ctx)
+			a, me := c.Agent(ctx), c.Me(ctx)
 			out := &workspaceStatusOut{
 				Workspace: c.Workspace(), Mode: c.Mode(), Head: st.Head, OthersClaims: st.OthersClaims, OpenTasks: st.OpenTasks,
-				You:        Identity{Actor: c.Actor(), Replica: c.Replica(), Provider: string(a.Provider), SessionReference: a.SessionReference},
+				You:        Identity{Actor: me.Actor, Replica: me.Replica, Provider: string(a.Provider), SessionReference: a.SessionReference},
 				YourClaims: []ClaimView{}, HandoffsForYou: []HandoffView{},
 			}
 			if out.Mode == "remote" {

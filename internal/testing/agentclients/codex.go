@@ -55,7 +55,9 @@ func init() {
 		Provider:  protocol.ProviderCodex,
 		Mount:     mountResponses,
 		Configure: configureCodex,
-		Run:       runCodex,
+		Run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runCodex(t, w, prompt)
+		},
 	})
 }
 
@@ -97,26 +99,18 @@ func codexEnv(w *World) []string {
 // provider of its own and turns off what would leave loopback.
 func configureCodex(t *testing.T, w *World) {
 	t.Helper()
-	writeCodexConfig(t, w, false)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := w.Command(ctx, "node", []string{codexBin(t), "mcp", "add", "crosscode", "--", "crosscode-mcp"}, codexEnv(w)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("codex mcp add: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(filepath.Join(w.Home, ".codex", "config.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "[mcp_servers.crosscode]") {
-		t.Fatalf("codex mcp add did not write [mcp_servers.crosscode]:\n%s", b)
-	}
+	codexConfig(t, w)
+	codexMCPAdd(t, w, "--", "crosscode-mcp")
 }
 
-// writeCodexConfig points Codex at the scripted model in a new
-// ~/.codex/config.toml, with its plugins on or off (the client packages'
-// tests install the crosscode plugin from a local marketplace; OpenAI's
-// own marketplaces stay off: they sync from github.com).
+// codexConfig writes Codex's config.toml: the scripted model, nothing
+// that would leave loopback.
+func codexConfig(t *testing.T, w *World) { writeCodexConfig(t, w, false) }
+
+// writeCodexConfig writes Codex's config.toml with its plugins on or off
+// (the client packages' tests install the crosscode plugin from a local
+// marketplace; OpenAI's own marketplaces stay off: they sync from
+// github.com).
 func writeCodexConfig(t *testing.T, w *World, plugins bool) {
 	t.Helper()
 	home := filepath.Join(w.Home, ".codex")
@@ -163,17 +157,37 @@ apps = false
 	}
 }
 
+// codexMCPAdd runs `codex mcp add crosscode ARGS...` and checks that it
+// landed in config.toml.
+func codexMCPAdd(t *testing.T, w *World, args ...string) {
+	t.Helper()
+	home := filepath.Join(w.Home, ".codex")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := w.Command(ctx, "node", append([]string{codexBin(t), "mcp", "add", "crosscode"}, args...), codexEnv(w)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("codex mcp add: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "[mcp_servers.crosscode]") {
+		t.Fatalf("codex mcp add did not write [mcp_servers.crosscode]:\n%s", b)
+	}
+}
+
 // runCodex runs `codex exec --json` in the repository. Approvals and the
 // sandbox are off (--dangerously-bypass-approvals-and-sandbox): Codex
 // asks before an MCP tool call whose annotations do not say it is
 // read-only unless it runs with full access (core/src/mcp_tool_call.rs,
 // maybe_request_mcp_tool_approval), and exec has no one to ask, so a
 // headless agent is run that way; the test's HOME is its sandbox.
-func runCodex(t *testing.T, w *World, prompt string) *RunResult {
+func runCodex(t *testing.T, w *World, prompt string, extra ...string) *RunResult {
 	t.Helper()
 	args := []string{codexBin(t), "exec", "--json", "--skip-git-repo-check",
 		"--dangerously-bypass-approvals-and-sandbox", "--color", "never", "-C", w.Repo, prompt}
-	res := Exec(t, "codex", w.Command(context.Background(), "node", args, codexEnv(w)...))
+	res := Exec(t, "codex", w.Command(context.Background(), "node", args, append(codexEnv(w), extra...)...))
 	res.ToolErrors, res.SessionID = codexEvents(t, res.Stdout, codexCalls(w.Model))
 	w.Dump(t, res, nil)
 	return res

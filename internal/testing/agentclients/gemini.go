@@ -73,7 +73,9 @@ func init() {
 		Provider:  protocol.ProviderUnknown, // the protocol has no gemini provider
 		Mount:     mountGemini,
 		Configure: configureGemini,
-		Run:       runGemini,
+		Run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runGemini(t, w, prompt)
+		},
 	})
 }
 
@@ -106,9 +108,17 @@ func geminiEnv(w *World) []string {
 // question does; trustedFolders.json).
 func configureGemini(t *testing.T, w *World) {
 	t.Helper()
+	geminiMCPAdd(t, w, func(server map[string]any) bool { return server["command"] == "crosscode-mcp" }, "crosscode", "crosscode-mcp")
+}
+
+// geminiMCPAdd runs `gemini mcp add --scope user ARGS...`, checks with ok
+// that the crosscode server landed in ~/.gemini/settings.json, and then
+// settles the rest (see configureGemini).
+func geminiMCPAdd(t *testing.T, w *World, ok func(server map[string]any) bool, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := geminiCommand(ctx, t, w, []string{"mcp", "add", "--scope", "user", "crosscode", "crosscode-mcp"}, geminiEnv(w)...)
+	cmd := geminiCommand(ctx, t, w, append([]string{"mcp", "add", "--scope", "user"}, args...), geminiEnv(w)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gemini mcp add: %v\n%s", err, out)
 	}
@@ -123,8 +133,8 @@ func configureGemini(t *testing.T, w *World) {
 		t.Fatalf("%s: %v", settingsPath, err)
 	}
 	server, _ := settings["mcpServers"].(map[string]any)["crosscode"].(map[string]any)
-	if server["command"] != "crosscode-mcp" {
-		t.Fatalf("gemini mcp add: crosscode is not in %s: %s", settingsPath, b)
+	if !ok(server) {
+		t.Fatalf("gemini mcp add: crosscode is not in %s as asked: %s", settingsPath, b)
 	}
 	prepareGemini(t, w)
 }
@@ -169,9 +179,9 @@ func writeJSON(t testing.TB, path string, v any) {
 // the repository (yolo: every tool call runs without asking) and reads its
 // event stream: init names the session, tool_use and tool_result each
 // call by id with its status.
-func runGemini(t *testing.T, w *World, prompt string) *RunResult {
+func runGemini(t *testing.T, w *World, prompt string, extra ...string) *RunResult {
 	t.Helper()
-	res := Exec(t, "gemini", geminiCommand(context.Background(), t, w, []string{"-p", prompt, "--output-format", "stream-json", "--yolo"}, geminiEnv(w)...))
+	res := Exec(t, "gemini", geminiCommand(context.Background(), t, w, []string{"-p", prompt, "--output-format", "stream-json", "--yolo"}, append(geminiEnv(w), extra...)...))
 	// Gemini CLI gives its session id to no MCP server (not in their
 	// environment, clientInfo or a call's _meta; only hooks get it, as
 	// GEMINI_SESSION_ID): crosscode-mcp cannot stamp it.

@@ -65,7 +65,9 @@ func init() {
 		Provider:  protocol.ProviderOpenCode,
 		Mount:     mountChatCompletions,
 		Configure: configureOpenCode,
-		Run:       runOpenCode,
+		Run: func(t *testing.T, w *World, prompt string) *RunResult {
+			return runOpenCode(t, w, prompt)
+		},
 	})
 }
 
@@ -171,10 +173,10 @@ func opencodeWriteJSON(t *testing.T, path string, v any) {
 
 // runOpenCode runs `opencode run --format json` in the repository: its
 // stdout is one JSON event a line.
-func runOpenCode(t *testing.T, w *World, prompt string) *RunResult {
+func runOpenCode(t *testing.T, w *World, prompt string, extra ...string) *RunResult {
 	t.Helper()
 	args := []string{"run", "--format", "json", "-m", opencodeProvider + "/" + opencodeModel, prompt}
-	res := Exec(t, "opencode", w.Command(context.Background(), opencodeBin(t), args, opencodeEnv()...))
+	res := Exec(t, "opencode", w.Command(context.Background(), opencodeBin(t), args, append(opencodeEnv(), extra...)...))
 	// OpenCode's session id (ses_..., in every event) is left out of the
 	// result: OpenCode never tells an MCP server its session (a call's
 	// _meta has only the progress token, and one server serves all the

@@ -165,7 +165,7 @@ var pkgClients = []pkgClient{
 			s["hooks"] = map[string]any{"AfterAgent": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true", "name": "mine"}}}}}
 			writeJSON(t, p, s)
 		},
-		run: runGemini,
+		run: func(t *testing.T, w *World, prompt string) *RunResult { return runGemini(t, w, prompt) },
 	},
 }
 

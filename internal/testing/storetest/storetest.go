@@ -44,6 +44,8 @@ func Run(t *testing.T, open Open) {
 		{"RulesWithinOneBatch", testRulesWithinOneBatch},
 		{"GaplessPerWorkspace", testGaplessPerWorkspace},
 		{"NextSequence", testNextSequence},
+		{"IdempotencyKeys", testIdempotencyKeys},
+		{"NewsMarks", testNewsMarks},
 		{"UnknownWorkspace", testUnknownWorkspace},
 		{"Pages", testPages},
 		{"Heads", testHeads},
@@ -214,6 +216,76 @@ func testNextSequence(t *testing.T, s Store) {
 	}
 	if e.ClientSequence != 8 || res[0].Logged.ClientSequence != 8 {
 		t.Fatalf("NextSequence gave clientSequence %d, want 8", e.ClientSequence)
+	}
+}
+
+// testIdempotencyKeys: a write under a key logged before (in an earlier
+// batch or earlier in the same one) answers with the original receipt and
+// logs nothing, whatever its content; one of another kind is refused.
+func testIdempotencyKeys(t *testing.T, s Store) {
+	ctx := context.Background()
+	token(t, s, ws)
+	r := fixture.NewReplica(ws, "rep_http", "a@example.com")
+	keyed := func(key string, es ...*protocol.Envelope) []store.Result {
+		t.Helper()
+		items := make([]store.Item, len(es))
+		for i, e := range es {
+			e.ClientSequence = 0
+			items[i] = store.Item{Workspace: ws, Envelope: e, NextSequence: true, Key: key}
+		}
+		res, err := s.IngestBatch(ctx, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := keyed("ses1/7#1", r.Claim("clm_1", true, "a/**"))
+	want(t, "first write", first[0], "", 1, false)
+	// The retry rebuilt its envelope: another id, another time.
+	retry := keyed("ses1/7#1", r.Claim("clm_2", true, "a/**"))
+	want(t, "retry", retry[0], "", 1, true)
+	if retry[0].Receipt.ID != "clm_1" || retry[0].Logged != nil {
+		t.Fatalf("retry answered %+v, want clm_1's receipt and nothing logged", retry[0])
+	}
+	// Within one batch, and beside a write under another key.
+	both := keyed("ses1/8#1", r.Intent("int_1", "b/**"), r.Intent("int_2", "b/**"))
+	want(t, "new key", both[0], "", 2, false)
+	want(t, "same key in the batch", both[1], "", 2, true)
+	other := keyed("ses1/7#1", r.Intent("int_3", "c/**"))
+	want(t, "another kind under a used key", other[0], protocol.CodeIDConflict, 0, false)
+	p, err := s.Page(ctx, store.PageQuery{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ops) != 2 {
+		t.Fatalf("the log holds %d operations, want 2 (each key's write once)", len(p.Ops))
+	}
+	// The replica's clientSequences went on from the writes logged.
+	res := keyed("ses1/9#1", r.Intent("int_4", "d/**"))
+	want(t, "next write", res[0], "", 3, false)
+	if res[0].Logged.ClientSequence != 3 {
+		t.Fatalf("clientSequence %d, want 3", res[0].Logged.ClientSequence)
+	}
+}
+
+// testNewsMarks: a session's news position, per workspace, only moves on.
+func testNewsMarks(t *testing.T, s Store) {
+	ctx := context.Background()
+	token(t, s, ws)
+	token(t, s, "other")
+	if _, ok, err := s.NewsMark(ctx, ws, "mcp:a"); err != nil || ok {
+		t.Fatalf("a new mark: ok %v, %v", ok, err)
+	}
+	for _, seq := range []int64{5, 3} {
+		if err := s.SetNewsMark(ctx, ws, "mcp:a", seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seq, ok, err := s.NewsMark(ctx, ws, "mcp:a"); err != nil || !ok || seq != 5 {
+		t.Fatalf("mark %d %v %v, want 5 (never back)", seq, ok, err)
+	}
+	if _, ok, _ := s.NewsMark(ctx, "other", "mcp:a"); ok {
+		t.Fatal("a mark is per workspace")
 	}
 }
 
