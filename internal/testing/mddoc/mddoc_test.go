@@ -8,12 +8,12 @@ import (
 func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Scale out: PostgreSQL and several instances": "scale-out-postgresql-and-several-instances",
-		"What the agent sees":                          "what-the-agent-sees",
-		"Presentation: timeScale and camera":           "presentation-timescale-and-camera",
-		"Liveness: ping and pong":                      "liveness-ping-and-pong",
-		"The `frames` section, in [Go](go.md)":         "the-frames-section-in-go",
-		"Claude Code 2.1 (tested)":                     "claude-code-21-tested",
-		"snake_case **bold**":                          "snake_case-bold",
+		"What the agent sees":                         "what-the-agent-sees",
+		"Presentation: timeScale and camera":          "presentation-timescale-and-camera",
+		"Liveness: ping and pong":                     "liveness-ping-and-pong",
+		"The `frames` section, in [Go](go.md)":        "the-frames-section-in-go",
+		"Claude Code 2.1 (tested)":                    "claude-code-21-tested",
+		"snake_case **bold**":                         "snake_case-bold",
 	} {
 		if got := Slug(in); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
