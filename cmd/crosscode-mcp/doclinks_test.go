@@ -127,6 +127,21 @@ func TestDocLinks(t *testing.T) {
 			}
 		}
 	}
+	// The README is the front page: it links every guide.
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromReadme := map[string]bool{}
+	for _, l := range mddoc.Links(string(readme)) {
+		file, _, _ := strings.Cut(l.Target, "#")
+		fromReadme[path.Clean(file)] = true
+	}
+	for _, f := range docFiles(t) {
+		if f != "README.md" && !fromReadme[f] {
+			t.Errorf("README.md does not link %s: add it to the front page (Read more)", f)
+		}
+	}
 	if links < 100 {
 		t.Fatalf("found %d links in %d documents; the extraction is broken", links, len(docs))
 	}
