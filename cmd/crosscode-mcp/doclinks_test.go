@@ -155,4 +155,3 @@ func ownRelease(url string) bool {
 	}
 	return false
 }
-
