@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,27 +16,56 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/mddoc"
 	"github.com/crosscode/crosscode-mcp/internal/testing/pgtest"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
-// readmeCommands returns the command lines of the README's ```sh blocks.
-func readmeCommands(t *testing.T) []string {
+// docFiles are the README and the guides in docs/, relative to the
+// repository's root: the documents whose commands and links are tested.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) < 10 {
+		t.Fatalf("docs/*.md: %d files (%v); the guides are missing", len(docs), err)
 	}
-	var cmds []string
-	in := false
-	for _, line := range strings.Split(string(b), "\n") {
-		switch {
-		case strings.HasPrefix(line, "```sh"):
-			in = true
-		case strings.HasPrefix(line, "```"):
-			in = false
-		case in && strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "#"):
-			cmds = append(cmds, strings.TrimSpace(line))
+	files := []string{"README.md"}
+	for _, d := range docs {
+		files = append(files, "docs/"+filepath.Base(d))
+	}
+	return files
+}
+
+// docCommand is one command line of a document's ```sh blocks.
+type docCommand struct {
+	line  string // the command, as written
+	where string // file:line of its block
+}
+
+// readmeCommands returns the command lines of the ```sh blocks of the
+// README and of the guides in docs/, each once (the first place it is
+// written names it: the same line elsewhere is the same command).
+func readmeCommands(t *testing.T) []docCommand {
+	t.Helper()
+	var cmds []docCommand
+	seen := map[string]bool{}
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, blk := range mddoc.Blocks(string(b)) {
+			if blk.Lang != "sh" {
+				continue
+			}
+			for _, line := range strings.Split(blk.Text, "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") || seen[line] {
+					continue
+				}
+				seen[line] = true
+				cmds = append(cmds, docCommand{line: line, where: fmt.Sprintf("%s:%d", f, blk.Line)})
+			}
 		}
 	}
 	return cmds
@@ -51,9 +81,10 @@ func shellWords(s string) []string {
 	return out
 }
 
-// TestReadmeCommands runs every command of the README as written, with
-// `crosscode-mcp` on PATH being this build, so the README cannot rot. A
-// command the test does not know fails it: add how to run it here.
+// TestReadmeCommands runs every command of the README and of the guides in
+// docs/ as written, with `crosscode-mcp` on PATH being this build, so the
+// documents cannot rot. A command the test does not know fails it: add how
+// to run it here.
 func TestReadmeCommands(t *testing.T) {
 	sysdeps.SkipUnderWine(t, "the README's commands run in sh, with go and git, Linux programs, which Wine cannot start")
 	bin := t.TempDir()
@@ -88,7 +119,8 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	seen := 0
 	db := "" // the README's PostgreSQL URLs stand for one throwaway database
-	for _, line := range readmeCommands(t) {
+	for _, dc := range readmeCommands(t) {
+		line := dc.line
 		args := shellWords(line)
 		for i := 1; i < len(args); i++ {
 			if args[i-1] == "--db" && strings.HasPrefix(args[i], "postgres://") {
@@ -99,6 +131,7 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		}
 		t.Run(line, func(t *testing.T) {
+			t.Logf("from %s", dc.where)
 			seen++
 			switch {
 			case line == "scripts/test":
@@ -202,7 +235,7 @@ func TestReadmeCommands(t *testing.T) {
 					t.Fatalf("after %q, the example has no %s", line, m[1])
 				}
 			case args[0] != "crosscode-mcp":
-				t.Fatalf("the README runs %q: teach this test how to run it", line)
+				t.Fatalf("%s runs %q: teach this test how to run it", dc.where, line)
 			case args[1] == "serve":
 				dir := t.TempDir()
 				cmd := exec.Command(filepath.Join(bin, "crosscode-mcp"), args[1:]...)
@@ -254,7 +287,7 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		})
 	}
-	if seen < 8 && !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
-		t.Fatalf("found %d README commands; the extraction is broken", seen)
+	if seen < 20 && !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
+		t.Fatalf("found %d commands in the README and docs/; the extraction is broken", seen)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestLayering holds the house's floors (see docs and the README's layout):
+// TestLayering holds the house's floors (see docs/code-layout.md):
 // nothing below the MCP server imports it (the hooks included), and no
 // package that ships imports test support (internal/testing/...), so the
 // tree shows what ships.

@@ -1,7 +1,7 @@
 // Package pgtest runs a throwaway PostgreSQL cluster for tests: initdb into
 // a temp dir (as the postgres user when the tests run as root, since initdb
 // refuses root), a server listening on a unix socket in that dir only, with
-// fsync and synchronous_commit on (and backend_flush_after as README
+// fsync and synchronous_commit on (and backend_flush_after as docs/service.md
 // recommends), and a fresh database per test. One
 // cluster serves a whole test binary: call Main from TestMain, which stops
 // and removes it when the tests end.
@@ -191,7 +191,7 @@ func Start() (*Cluster, error) {
 		"max_connections = 300",
 		"shared_buffers = 128MB",
 		"log_min_messages = warning",
-		// What README's "Scale out" recommends for steady commit latency:
+		// What "Scale out" in docs/service.md recommends for steady commit latency:
 		// backends hand their dirty pages to the disk as they go, so a
 		// checkpoint's fsync of a table a sweep rewrote does not stall
 		// every commit behind it (measured: 0.54 s without it).
