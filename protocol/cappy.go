@@ -90,6 +90,10 @@ type Welcome struct {
 	Type       string      `json:"type" jsonschema:"enum=welcome"`
 	Protocol   int         `json:"protocol"`
 	Controller NameVersion `json:"controller"`
+	// Events is the capture config's "events": the game's own signals
+	// (NODE_PATH:signal) and the event names they are sent as. Only for an
+	// adapter that advertised CapConfigEvents, and only when there are some.
+	Events map[string]string `json:"events,omitempty"`
 }
 
 // Reject refuses an adapter; the controller closes the socket after it.
