@@ -1018,11 +1018,11 @@ func _run_freeform(op: CappyOperation) -> void:
 func _stop() -> void:
 	var op := _op
 	op._request_stop()
+	_replay_stopped = op.kind == "replay"
 	if not _armed:
 		_finish()
 	elif op.kind == "replay":
 		# It ends as the next frame begins, this one whole.
-		_replay_stopped = true
 		_request_hold()
 		_finish_pending = true
 	elif op.control != "agent":
