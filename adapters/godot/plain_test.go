@@ -246,3 +246,136 @@ func TestPlainGameFallback(t *testing.T) {
 		t.Fatalf("summary without a fixed frame step: %s", done.Summary)
 	}
 }
+
+// collectFrames reads a replay to its end: its events and frames.
+func collectFrames(t *testing.T, ctx context.Context, peer *cappytest.Peer, op string) ([]protocol.Event, []protocol.Frame, *protocol.Completed) {
+	t.Helper()
+	var evs []protocol.Event
+	var frames []protocol.Frame
+	for {
+		m := recvMsg(t, ctx, peer)
+		switch m.typ() {
+		case "event":
+			var e protocol.Event
+			json.Unmarshal(m.raw, &e)
+			evs = append(evs, e)
+		case "frame":
+			var f protocol.Frame
+			json.Unmarshal(m.raw, &f)
+			frames = append(frames, f)
+		case "completed":
+			d, _ := protocol.DecodeAdapterMessage(m.raw)
+			return evs, frames, d.Completed
+		default:
+			t.Fatalf("replay %s: %s", op, m.raw)
+		}
+	}
+}
+
+// TestPlainGamePictures: under Xvfb, the plain game played by an agent
+// (the Start button pressed by its action, a banner sliding in on a
+// Tween, coins at random places, the hero walking in _process) and its
+// replays in new processes at speed 1 and 0.5 show the same pictures, pixel
+// for pixel, at every step's end and at every frame the two share in game
+// time; the events are the same too.
+func TestPlainGamePictures(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 240*time.Second)
+	args := []string{"--xvfb", "--fixed-fps", "60", "--audio-driver", "Dummy", "--path", "."}
+	env := map[string]string{protocol.SeedEnv: "3"}
+	peer, hello := plainGame(t, ctx, g, project(t, g, "adapters/godot/testdata/plain"), env, args...)
+	if !hello.HasCapability("frames") {
+		t.Fatalf("under Xvfb the addon does not offer frames: %v", hello.Capabilities)
+	}
+	req := &protocol.FramesRequest{FPS: 4, MaxWidth: 320, Formats: []string{protocol.MimePNG}}
+	p := recordAgent(t, ctx, peer, "pic", req)
+	steps := []struct {
+		ms   float64
+		acts []map[string]any
+	}{
+		{0, nil},
+		{1100, nil}, // the title timer shows the Start button at 1 s
+		{200, []map[string]any{{"name": "start_game", "pressed": true}}},
+		{300, []map[string]any{{"name": "start_game", "pressed": false}, {"name": "move_left", "pressed": true}}},
+		{0, []map[string]any{{"name": "move_up", "pressed": true}}},
+		{450, nil},
+		{600, []map[string]any{{"name": "move_left", "pressed": false}, {"name": "move_down", "pressed": true}, {"name": "move_up", "pressed": false}}},
+		{350, []map[string]any{{"name": "pointer", "x": 40, "y": 30, "pressed": true}}},
+		{500, []map[string]any{{"name": "pointer", "x": 40, "y": 30, "pressed": false}, {"name": "move_right", "pressed": true}}},
+	}
+	var pictures []protocol.Frame
+	for i, s := range steps {
+		r := p.step(s.ms, s.acts...)
+		if r.end.typ() != "stepped" || len(r.frames) == 0 {
+			t.Fatalf("step %d: %s with %d frames", i, r.end.raw, len(r.frames))
+		}
+		last := r.frames[len(r.frames)-1]
+		if last.Reason != "step" || last.T != r.end.num("t") {
+			t.Fatalf("step %d's last frame: %+v", i, last)
+		}
+		pictures = append(pictures, last)
+	}
+	if started, _ := eventsNamed(t, p.events, "ROUND_STARTED"); len(started) != 1 {
+		t.Fatalf("the round did not start: %v", p.events)
+	}
+	done := p.stop()
+	if blank(decodePNG(t, pictures[len(pictures)-1])) {
+		t.Fatal("the last step's picture is blank")
+	}
+	for _, scale := range []float64{1, 0.5} {
+		fresh, _ := plainGame(t, ctx, g, project(t, g, "adapters/godot/testdata/plain"), env, args...)
+		op := fmt.Sprint("rep", scale)
+		send(t, ctx, fresh, map[string]any{"type": "prepare_replay", "op": op, "replay": done.Replay, "seed": 3,
+			"presentation": map[string]any{"timeScale": scale}, "frames": req})
+		expect(t, ctx, fresh, "ready", op)
+		send(t, ctx, fresh, start(op))
+		expect(t, ctx, fresh, "started", op)
+		evs, frames, end := collectFrames(t, ctx, fresh, op)
+		if end == nil {
+			t.Fatalf("replay at %v did not complete", scale)
+		}
+		sameEvents(t, p.events, evs, scale)
+		// Step pictures: one per distinct step end, at the same game time.
+		var again []protocol.Frame
+		for _, f := range frames {
+			if f.Reason == "step" {
+				again = append(again, f)
+			}
+		}
+		var want []protocol.Frame
+		for _, f := range pictures {
+			if len(want) == 0 || want[len(want)-1].T != f.T {
+				want = append(want, f)
+			}
+		}
+		if len(again) != len(want) {
+			t.Fatalf("replay at %v: %d step pictures, the recording %d", scale, len(again), len(want))
+		}
+		for i := range want {
+			if math.Abs(again[i].T*scale-want[i].T) > 0.01 || !slices.Equal(decodePNG(t, want[i]).Pix, decodePNG(t, again[i]).Pix) {
+				t.Fatalf("replay at %v: step picture %d (t %v) differs from the recording's (t %v)", scale, i, again[i].T, want[i].T)
+			}
+		}
+		// Every frame at a game time both have is the same picture.
+		byT := map[float64]protocol.Frame{}
+		for _, f := range p.frames {
+			byT[math.Round(f.T*1000)] = f
+		}
+		shared := 0
+		for _, f := range frames {
+			r, ok := byT[math.Round(f.T*scale*1000)]
+			if !ok {
+				continue
+			}
+			shared++
+			if !slices.Equal(decodePNG(t, r).Pix, decodePNG(t, f).Pix) {
+				t.Fatalf("replay at %v: the frame at game time %v differs from the recording's", scale, r.T)
+			}
+		}
+		if shared < 10 {
+			t.Fatalf("replay at %v shares %d frames with the recording", scale, shared)
+		}
+		t.Logf("replay at %v: %d events, %d frames (%d at the recording's times) the same", scale, len(evs), len(frames), shared)
+	}
+}
