@@ -544,6 +544,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		return nil, errorf(protocol.CappyOperationBusy, "another operation started, or the adapter changed; try again")
 	}
 	c.op = o
+	a.ops++
 	c.mu.Unlock()
 	if h := c.cfg.hooks.published; h != nil {
 		h(o)

@@ -84,6 +84,7 @@ func (g *Game) Info() cappy.Info {
 			protocol.CapScenarios, protocol.CapFreeformRecording, protocol.CapReplay,
 			protocol.CapTimeScale, protocol.CapAlternateCameras, protocol.CapFrames,
 			protocol.CapInput, protocol.CapInspect,
+			protocol.CapResetsItself, // Record and Replay build a new world: no new process needed
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
 
@@ -32,7 +33,9 @@ func StartRecording(s *cappy.Service) tools.Tool {
 		"Start a freeform recording of the game (the player plays, or with control \"agent\" you do, in steps: the answer lists the game's actions and its first picture). Returns once it runs; stop_recording ends it and stores the replay.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*startRecordingOut, error) {
-			if _, err := s.EnsureAdapter(ctx); err != nil {
+			// A new game process unless the game resets itself: nothing of
+			// a previous run leaks into this one.
+			if _, err := s.EnsureFresh(ctx, seedOr(in.Seed)); err != nil {
 				return nil, err
 			}
 			frames := s.FramesRequest(framesArg(in.Frames))
@@ -82,6 +85,14 @@ func StartRecording(s *cappy.Service) tools.Tool {
 			}
 			return out, nil
 		}))
+}
+
+// seedOr is seed, or protocol.DefaultSeed when none was given.
+func seedOr(seed *int64) int64 {
+	if seed == nil {
+		return protocol.DefaultSeed
+	}
+	return *seed
 }
 
 func appendNote(list []string, note string) []string {

@@ -57,7 +57,9 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			if err != nil {
 				return nil, err
 			}
-			if _, err := s.EnsureAdapter(ctx); err != nil {
+			// A new game process, as for the recording, unless the game
+			// resets itself.
+			if _, err := s.EnsureFresh(ctx, seedOr(rec.Seed)); err != nil {
 				return nil, err
 			}
 			onEvent, endProgress := progress(ctx, req)
