@@ -63,6 +63,7 @@ type Game struct {
 
 	validated atomic.Pointer[validatedReplay]
 	palette   atomic.Pointer[palette]
+	flashes   atomic.Pointer[[][2]int64]
 	live      atomic.Pointer[live] // the fight an agent plays, for Inspect
 }
 
