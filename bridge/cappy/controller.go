@@ -523,7 +523,7 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	}
 	for _, need := range c.cfg.RequiredCapabilities {
 		if !h.HasCapability(need) {
-			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q", need))
+			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need)))
 			return
 		}
 	}

@@ -441,7 +441,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	case r.Control != "" && r.Kind != KindRecording:
 		return nil, errorf(protocol.CappyInvalidParameters, "only a recording can be agent-controlled, not a %s", r.Kind)
 	case r.Control != "" && !a.hello.HasCapability(protocol.CapInput):
-		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be played in steps", protocol.CapInput)
+		return nil, missingCapability(a.hello, protocol.CapInput, "it cannot be played in steps")
 	}
 	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), Control: r.Control, done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r.OnEvent != nil {
@@ -451,7 +451,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.Presentation = protocol.Presentation{}
 	}
 	if err := o.Presentation.Check(a.hello.HasCapability); err != nil {
-		return nil, codedError(err)
+		return nil, presentationError(a.hello, o.Presentation, err)
 	}
 	switch seeded := a.hello.HasCapability(protocol.CapSeed); {
 	case r.Seed != nil && protocol.CheckSeed(*r.Seed) != nil:
@@ -480,7 +480,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	switch r.Kind {
 	case KindScenario:
 		if !a.hello.HasCapability(protocol.CapScenarios) {
-			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapScenarios)
+			return nil, missingCapability(a.hello, protocol.CapScenarios, "it has no scenarios to run")
 		}
 		i := slices.IndexFunc(scenarios, func(s protocol.Scenario) bool { return s.ID == r.Scenario })
 		if i < 0 {
@@ -493,7 +493,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		sc := scenarios[i]
 		for _, need := range sc.RequiredCapabilities {
 			if !a.hello.HasCapability(need) {
-				return nil, errorf(protocol.CappyCapabilityMissing, "scenario %q needs capability %q, which the adapter does not advertise", sc.ID, need)
+				return nil, missingCapability(a.hello, need, fmt.Sprintf("scenario %q needs it", sc.ID))
 			}
 		}
 		params, err := protocol.ResolveParameters(&sc, r.Parameters)
@@ -505,13 +505,15 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.status = StatusPreparing
 	case KindRecording:
 		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
-			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
+			return nil, missingCapability(a.hello, protocol.CapFreeformRecording, "it cannot be recorded")
 		}
 		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control, Seed: o.Seed}
 		o.status = StatusStarting
 	case KindReplay:
 		if !a.hello.HasCapability(protocol.CapReplay) {
-			return nil, errorf(protocol.CappyReplayUnsupported, "the adapter does not advertise %q", protocol.CapReplay)
+			e := missingCapability(a.hello, protocol.CapReplay, "it cannot play replays")
+			e.Code = protocol.CappyReplayUnsupported
+			return nil, e
 		}
 		payload, err := c.replayPayload(r.Replay)
 		if err != nil {
@@ -594,6 +596,21 @@ func presentationOrNil(p protocol.Presentation) protocol.Presentation {
 		return nil
 	}
 	return p
+}
+
+// presentationError is a refused presentation as an *Error; a capability
+// it needs that the adapter lacks is named with what gives it.
+func presentationError(h *protocol.Hello, p protocol.Presentation, err error) error {
+	e, ok := codedError(err).(*Error)
+	if !ok || e.Code != protocol.CappyCapabilityMissing {
+		return codedError(err)
+	}
+	c := protocol.CapTimeScale
+	if _, scaled := p["timeScale"]; !scaled || h.HasCapability(protocol.CapTimeScale) {
+		c = protocol.CapAlternateCameras
+	}
+	e.Message += ". To add it: " + capabilityFix(h, c)
+	return e
 }
 
 // codedError turns a protocol refusal into an *Error with its code.
