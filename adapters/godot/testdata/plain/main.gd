@@ -5,6 +5,10 @@ extends Node2D
 ## action, Enter) starts the round: a banner slides in (a Tween), a coin
 ## appears at a random place every tick of the Clock (a Timer node, 0.5 s),
 ## and a bell rings 2 s into the round (another SceneTree timer).
+##
+## A test knob, PLAIN_FLASH="1200-1500,2600-2800": the background is red
+## while the game's elapsed time (ms) is in one of those spans (the same
+## events, other pictures).
 
 signal title_shown
 signal round_started(seed_check: int)
@@ -27,11 +31,18 @@ var taken := 0
 ## Game time since the round started, in ms.
 var round_ms := 0.0
 
+var _flashes: Array[Vector2] = []
+
 @onready var _hero: Polygon2D = $Hero
 @onready var _coins: Node2D = $Coins
+@onready var _background: ColorRect = $Background
+@onready var _colour := _background.color
 
 
 func _ready() -> void:
+	for span in OS.get_environment("PLAIN_FLASH").split(",", false):
+		var ends := span.split("-")
+		_flashes.append(Vector2(float(ends[0]), float(ends[1])))
 	$Clock.timeout.connect(_on_clock)
 	$Start.pressed.connect(_on_start)
 	get_tree().create_timer(1.0).timeout.connect(func() -> void:
@@ -41,6 +52,10 @@ func _ready() -> void:
 
 func _process(delta: float) -> void:
 	elapsed += delta
+	_background.color = _colour
+	for f in _flashes:
+		if elapsed * 1000.0 >= f.x and elapsed * 1000.0 <= f.y:
+			_background.color = Color(0.8, 0.1, 0.1)
 	var dir := Input.get_vector("move_left", "move_right", "move_up", "move_down")
 	_hero.position = (_hero.position + dir * SPEED * delta).clamp(Vector2(8, 8), Vector2(312, 172))
 	if playing:
