@@ -55,7 +55,7 @@ const ADAPTER_VERSION := "0.2.0"
 const PICTURE_WAIT_FRAMES := 300
 ## Frames per second while the game is held (with a fixed frame step): the
 ## addon keeps answering, and nothing moves.
-const HELD_MAX_FPS := 60
+const HELD_FPS := 60
 ## The first frames tell the frame step: fixed when each of them is exactly
 ## one physics frame with nothing left over.
 const DETECT_FRAMES := 5
@@ -119,8 +119,9 @@ var _held := false # the addon paused the tree (and time_scale is 0)
 var _hold_pending := false # time_scale is 0; the tree pauses as the next frame begins
 var _run_time_scale := 1.0 # Engine.time_scale while the game runs
 var _tree_was_paused := false
-var _game_max_fps := 0
 var _game_max_steps := 8
+var _target_fps := HELD_FPS # frames a second with a fixed frame step (0: as fast as they go)
+var _next_frame_usec := 0
 
 # Agent play (spec section 11).
 var _step_id := "" # the step in flight, from its arrival to stepped
@@ -175,7 +176,6 @@ func _ready() -> void:
 	# Held from the first frame on (the main scene is not there yet): the
 	# game waits at its start for an operation, and its random numbers
 	# follow the launch's seed, so every launch starts the same.
-	_game_max_fps = Engine.max_fps
 	_game_max_steps = Engine.max_physics_steps_per_frame
 	_run_time_scale = Engine.time_scale
 	Engine.time_scale = 0.0
@@ -372,9 +372,7 @@ func _frame_step_known() -> bool:
 	if _detect_left > 0:
 		return false
 	fixed_step = _detect_ok
-	if fixed_step:
-		Engine.max_fps = HELD_MAX_FPS
-	else:
+	if not fixed_step:
 		push_warning("Cappy: " + _wall_clock_note())
 	return true
 
@@ -453,7 +451,7 @@ func _late_process() -> void:
 # (the frames to come, SceneTree timers included, get no time) and the
 # tree pauses as the next frame begins (nothing of this one is cut short).
 func _request_hold() -> void:
-	_set_max_fps(HELD_MAX_FPS)
+	_set_pace(HELD_FPS)
 	if _held or _hold_pending:
 		return
 	_run_time_scale = Engine.time_scale
@@ -483,7 +481,7 @@ func _release_now() -> void:
 			_held = false
 			get_tree().paused = _tree_was_paused
 		Engine.time_scale = _run_time_scale
-	Engine.max_fps = _game_max_fps
+	_target_fps = 0
 	Engine.max_physics_steps_per_frame = _game_max_steps
 
 
@@ -493,14 +491,29 @@ func _release_now() -> void:
 # recording and a scenario in real time at the presentation's timeScale.
 func _pace(flat_out: bool) -> void:
 	if flat_out:
-		_set_max_fps(0)
+		_set_pace(0)
 	else:
-		_set_max_fps(maxi(1, roundi(_base_tps * (_op.time_scale if _op != null else 1.0))))
+		_set_pace(maxi(1, roundi(_base_tps * (_op.time_scale if _op != null else 1.0))))
 
 
-func _set_max_fps(fps: int) -> void:
-	if fixed_step:
-		Engine.max_fps = fps
+func _set_pace(fps: int) -> void:
+	_target_fps = fps
+
+
+# With a fixed frame step Godot never waits between frames (its max_fps
+# does not apply): the addon paces them itself, at _target_fps (0: as
+# fast as they go), waiting at the end of each frame as long as it needs.
+func _pace_frame() -> void:
+	if not fixed_step or _target_fps <= 0:
+		_next_frame_usec = 0
+		return
+	var now := Time.get_ticks_usec()
+	var period := 1000000 / _target_fps
+	if _next_frame_usec == 0 or now - _next_frame_usec > 4 * period:
+		_next_frame_usec = now # a start, or a stall: no catching up
+	_next_frame_usec += period
+	if _next_frame_usec > now:
+		OS.delay_usec(_next_frame_usec - now)
 
 
 # Parses input for the game to see in the next frame: left in Input's
@@ -1320,6 +1333,7 @@ class LateTick extends Node:
 
 	func _process(_delta: float) -> void:
 		cappy._late_process()
+		cappy._pace_frame()
 
 
 ## Records GDScript errors (from any thread) for the operation in progress.
