@@ -45,6 +45,13 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 		args = []string{"--headless", "--path", "."}
 	}
 	l := &cappy.Launcher{Command: append([]string{g.Launcher}, args...), Dir: dir, Env: env, LogPath: filepath.Join(t.TempDir(), "game.log")}
+	if s, ok := env[protocol.SeedEnv]; ok { // the launcher sets it, as the controller's does
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetSeed(n)
+	}
 	if err := l.Start(endpoint, token); err != nil {
 		t.Fatal(err)
 	}
