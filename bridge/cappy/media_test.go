@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -302,9 +303,9 @@ func TestCompareFrames(t *testing.T) {
 		still = append(still, shot{float64(i) * 250, palette[0], 0})
 		blinking = append(blinking, shot{float64(i) * 250, palette[i%2*4], 0})
 	}
-	d, err = s.CompareFrames(ctx, scriptedRun(t, e, a, nil, still, 90, ev), scriptedRun(t, e, a, nil, blinking, 90, ev), nil)
+	d, err = s.CompareFrames(ctx, scriptedRun(t, e, a, nil, still, 90, ev), scriptedRun(t, e, a, nil, blinking, 90, ev), &VisualOptions{Budget: 5 * time.Minute})
 	if err != nil || len(d.Spans) != MaxVisualSpans || d.SpansOmitted != 3 || d.Spans[MaxVisualSpans-1].T != float64(2*MaxVisualSpans-1)*250 {
-		t.Fatalf("%d blinks: %d spans, %d omitted (%v)", MaxVisualSpans+3, len(d.Spans), d.SpansOmitted, err)
+		t.Fatalf("%d blinks: %d spans, %d omitted (%v; %s)", MaxVisualSpans+3, len(d.Spans), d.SpansOmitted, err, d.Skipped)
 	}
 	// A small sprite drawn somewhere else: little of the picture changes,
 	// one area a lot.
