@@ -203,15 +203,9 @@ func TestPlainGameAgentPlay(t *testing.T) {
 
 	// Each replay in a new game process launched with the recording's seed.
 	for _, scale := range []float64{1, 0.5} {
+		// No seed in prepare_replay: the replay's own (7) is taken.
 		fresh, _ := plainGame(t, ctx, g, project(t, g, "adapters/godot/testdata/plain"), env)
-		send(t, ctx, fresh, map[string]any{"type": "prepare_replay", "op": "rep", "replay": done.Replay, "seed": 7, "presentation": map[string]any{"timeScale": scale}})
-		expect(t, ctx, fresh, "ready", "rep")
-		send(t, ctx, fresh, start("rep"))
-		expect(t, ctx, fresh, "started", "rep")
-		evs, end, err := fresh.Collect(ctx, "rep")
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs, end := replay(t, ctx, fresh, "rep", done.Replay, protocol.Presentation{"timeScale": scale})
 		if end.Completed == nil {
 			t.Fatalf("replay at %v: %+v", scale, end.Failed)
 		}
