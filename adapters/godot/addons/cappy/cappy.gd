@@ -464,11 +464,13 @@ func _request_hold() -> void:
 func _release() -> void:
 	if _hold_pending:
 		_hold_pending = false
+		_frames.changed()
 		Engine.time_scale = _run_time_scale
 		return
 	if not _held:
 		return
 	_held = false
+	_frames.changed()
 	get_tree().paused = _tree_was_paused
 	Engine.time_scale = _run_time_scale
 
@@ -676,7 +678,7 @@ func _end_step(ran: bool) -> void:
 		_picture_wait = 0
 		_frames.step_picture(op, func() -> void:
 			_picture_due = false
-			_stepped(op, id))
+			_stepped(op, id), not ran and _held)
 	elif ran:
 		_stepped_pending = id
 	else:
@@ -997,6 +999,7 @@ func _launch() -> void:
 		_teardown("cancelled")
 		return
 	_frames.begin(op)
+	_frames.changed() # the operation's start may set the game up
 	_resolve_signals()
 	if not fixed_step:
 		# On the wall clock, at most one physics frame a frame: a step's
