@@ -699,6 +699,11 @@ CREATE TABLE idem_keys (
 	PRIMARY KEY (ws, key)
 ) WITHOUT ROWID;
 `,
+	// 8: the seed of the game's randomness a recording was made with (and
+	// a replay played with), for adapters that take one; NULL otherwise.
+	`
+ALTER TABLE captures ADD COLUMN seed INTEGER;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

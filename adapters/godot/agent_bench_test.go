@@ -81,3 +81,48 @@ func p50(d []time.Duration) float64 {
 	slices.Sort(s)
 	return float64(s[len(s)/2].Microseconds()) / 1000
 }
+
+// BenchmarkPlainStep: a step of 1000 ms of game time on the plain game
+// (no Cappy code) with a fixed frame step, headless: the 60 frames run as
+// fast as the machine goes ("step-1s-p50-ms", wall time from sending the
+// step to its stepped), beside its floor in the same iterations, a look
+// (a step of 0 ms: the round trip and the held frame it waits for,
+// "look-p50-ms").
+func BenchmarkPlainStep(b *testing.B) {
+	g := sysdeps.NeedGodot(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ctrl := scripted(b)
+	launch(b, g, project(b, g, "adapters/godot/testdata/plain"), ctrl.Endpoint, ctrl.Token, nil, "--headless", "--fixed-fps", "60", "--path", ".")
+	peer, err := ctrl.Accept(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer peer.Close()
+	if _, _, err := peer.Handshake(ctx, ctrl.Token); err != nil {
+		b.Fatal(err)
+	}
+	if err := peer.Send(ctx, map[string]any{"type": "record_start", "op": "steps", "control": "agent"}); err != nil {
+		b.Fatal(err)
+	}
+	expectMsg(b, ctx, peer, "started")
+	step := func(id string, ms float64) time.Duration {
+		t0 := time.Now()
+		if err := peer.Send(ctx, map[string]any{"type": "step", "op": "steps", "id": id, "actions": []any{}, "ms": ms}); err != nil {
+			b.Fatal(err)
+		}
+		for recvMsg(b, ctx, peer).typ() != "stepped" {
+		}
+		return time.Since(t0)
+	}
+	step("warm", 0)
+	var steps, looks []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		steps = append(steps, step(fmt.Sprint("s", i), 1000))
+		looks = append(looks, step(fmt.Sprint("l", i), 0))
+	}
+	b.StopTimer()
+	b.ReportMetric(p50(steps), "step-1s-p50-ms")
+	b.ReportMetric(p50(looks), "look-p50-ms")
+}

@@ -45,6 +45,13 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 		args = []string{"--headless", "--path", "."}
 	}
 	l := &cappy.Launcher{Command: append([]string{g.Launcher}, args...), Dir: dir, Env: env, LogPath: filepath.Join(t.TempDir(), "game.log")}
+	if s, ok := env[protocol.SeedEnv]; ok { // the launcher sets it, as the controller's does
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetSeed(n)
+	}
 	if err := l.Start(endpoint, token); err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +408,7 @@ func TestArenaRecordAndReplay(t *testing.T) {
 	ctx := timeout(t, 120*time.Second)
 	peer, _, _ := connect(t, ctx, project(t, g, "examples/godot-arena"), map[string]string{"ARENA_AUTOPILOT": "1"})
 	rec, done := record(t, ctx, peer, "rec1", 2*time.Second)
-	if done.Replay == nil || done.Replay.Kind != "inline" || done.Replay.Format != "cappy-godot/v1" {
+	if done.Replay == nil || done.Replay.Kind != "inline" || done.Replay.Format != "cappy-godot/v2" {
 		t.Fatalf("recording's replay: %+v", done.Replay)
 	}
 	data, err := done.Replay.DecodeInline() // checks the SHA-256 as the controller does
@@ -452,13 +459,14 @@ func TestArenaRecordAndReplay(t *testing.T) {
 // TestProbeMisbehaviour: a GDScript error in a scenario fails it with
 // SCRIPT_ERROR naming the script and line (it does not hang), with or
 // without an await before it; a paused tree still answers; a game without
-// freeform play or cameras says so.
+// cameras says so, and one without a start callable does not say it resets
+// itself (its recordings and replays each get a new process).
 func TestProbeMisbehaviour(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
 	peer, hello, sc := connect(t, ctx, project(t, g, "adapters/godot/testdata/probe"), nil)
-	if hello.Game.ID != "cappy-probe" || hello.HasCapability("freeform_recording") || hello.HasCapability("replay") || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 5 {
+	if hello.Game.ID != "cappy-probe" || !hello.HasCapability("freeform_recording") || !hello.HasCapability("replay") || hello.HasCapability(protocol.CapResetsItself) || hello.HasCapability("alternate_cameras") || len(sc.Scenarios) != 5 {
 		t.Fatalf("hello %+v, registry %+v", hello, sc)
 	}
 	for i, wait := range []bool{true, false} {
@@ -481,8 +489,13 @@ func TestProbeMisbehaviour(t *testing.T) {
 	if evs, end := run(t, ctx, peer, "codec", "codec", nil, nil); end.Completed == nil || len(evs) != 8 {
 		t.Fatalf("codec: %+v, %d kinds", end.Failed, len(evs))
 	}
+	// No start callable: a recording still records (the game as it is).
 	send(t, ctx, peer, protocol.RecordStart{Type: "record_start", Op: "rec"})
-	expectFailed(t, ctx, peer, "rec", protocol.CappyCapabilityMissing)
+	expect(t, ctx, peer, "started", "rec")
+	send(t, ctx, peer, stop("rec"))
+	if _, end, err := peer.Collect(ctx, "rec"); err != nil || end.Completed == nil || end.Completed.Replay == nil {
+		t.Fatalf("a recording without a start callable: %v %+v", err, end)
+	}
 	send(t, ctx, peer, protocol.PrepareReplay{Type: "prepare_replay", Op: "rep", Replay: protocol.NewInlineReplay([]byte("{}"), "")})
 	expectFailed(t, ctx, peer, "rep", protocol.CappyReplayUnsupported)
 	send(t, ctx, peer, prepare("cam", "paused", nil, protocol.Presentation{"camera": "overview"}))
@@ -595,9 +608,9 @@ func TestConcurrentLaunchesLeaveNothing(t *testing.T) {
 }
 
 // TestHandshakeWhileTheMainThreadStalls: the registry answers welcome from
-// the connection's thread, so a first frame that blocks the main thread
-// (here for 8 s, past the controller's liveness limit) does not hold the
-// handshake back.
+// the connection's thread, so a main thread blocked as the game is
+// welcomed (here for 8 s, past the controller's liveness limit) holds back
+// neither the handshake nor pings.
 func TestHandshakeWhileTheMainThreadStalls(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)

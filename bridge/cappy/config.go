@@ -19,6 +19,31 @@ type CaptureConfig struct {
 	Presets              map[string]protocol.Presentation `json:"presets,omitempty"`
 	AllowedOrigins       []string                         `json:"allowedOrigins,omitempty"`
 	Frames               *FramesConfig                    `json:"frames,omitempty"`
+	// Events maps the game's own signals to events, with no game code:
+	// "NODE_PATH:signal" (the path relative to the main scene's root, "."
+	// for the root) to the event's name. The controller hands it to an
+	// adapter that advertises protocol.CapConfigEvents (the Godot addon).
+	Events map[string]string `json:"events,omitempty"`
+}
+
+// MaxConfigEvents is the most signals a capture config's events maps.
+const MaxConfigEvents = 256
+
+// checkEvents checks the capture config's events map.
+func checkEvents(events map[string]string) error {
+	if len(events) > MaxConfigEvents {
+		return fmt.Errorf("events: %d signals, at most %d", len(events), MaxConfigEvents)
+	}
+	for key, name := range events {
+		i := strings.LastIndex(key, ":")
+		if i <= 0 || i == len(key)-1 || len(key) > 1024 || strings.ContainsAny(key, "\x00\n\r") {
+			return fmt.Errorf("events: %q is not \"NODE_PATH:signal\" (a node path relative to the main scene's root, \".\" for the root, then the signal's name), e.g. \"Player:died\"", key)
+		}
+		if name == "" || len(name) > 256 || strings.ContainsAny(name, "\x00\n\r") {
+			return fmt.Errorf("events: %q: the event's name must be 1 to 256 bytes on one line, got %q", key, name)
+		}
+	}
+	return nil
 }
 
 // FramesConfig is the capture config's frames section: the defaults of
@@ -195,6 +220,9 @@ func (c *CaptureConfig) Validate() error {
 		if err := c.Frames.validate(); err != nil {
 			return err
 		}
+	}
+	if err := checkEvents(c.Events); err != nil {
+		return err
 	}
 	for name, p := range c.Presets {
 		// The values only: capabilities are the adapter's, checked at Start.

@@ -46,6 +46,10 @@ type Config struct {
 	AllowedOrigins []string
 	// RequiredCapabilities are capabilities an adapter must advertise.
 	RequiredCapabilities []string
+	// Events are the capture config's "events" (NODE_PATH:signal -> event
+	// name), handed in welcome to an adapter that advertises
+	// protocol.CapConfigEvents.
+	Events map[string]string
 	// Store keeps captures and replays. Required.
 	Store *store.Store
 	// ReplayDir is the content-addressed replay store. Required.
@@ -231,7 +235,13 @@ type Adapter struct {
 	Name, Version, Game, GameName, Build string
 	Capabilities                         []string
 	Scenarios                            []protocol.Scenario
+	// Operations counts the operations started with this adapter since it
+	// connected: 0 for a game as it launched.
+	Operations int
 }
+
+// HasCapability reports whether the adapter advertised c.
+func (a *Adapter) HasCapability(c string) bool { return slices.Contains(a.Capabilities, c) }
 
 // Connected returns the connected adapter, or nil.
 func (c *Controller) Connected() *Adapter {
@@ -242,7 +252,25 @@ func (c *Controller) Connected() *Adapter {
 	}
 	h := c.conn.hello
 	return &Adapter{Name: h.Adapter.Name, Version: h.Adapter.Version, Game: h.Game.ID, GameName: h.Game.Name, Build: h.Build,
-		Capabilities: slices.Clone(h.Capabilities), Scenarios: slices.Clone(c.conn.scenarios)}
+		Capabilities: slices.Clone(h.Capabilities), Scenarios: slices.Clone(c.conn.scenarios), Operations: c.conn.ops}
+}
+
+// Disconnect closes the connected adapter's connection (a game launched
+// by the controller quits with it) and waits until it is gone.
+func (c *Controller) Disconnect(ctx context.Context, why string) error {
+	c.mu.Lock()
+	a := c.conn
+	c.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	a.ws.Close(websocket.StatusNormalClosure, why)
+	select {
+	case <-a.gone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // WaitAdapter waits until an adapter shook hands and sent its registry.
@@ -308,6 +336,8 @@ type adapterConn struct {
 	pinged    atomic.Int64 // number of the last ping sent; its nonce is pingNonce(pinged)
 	busy      atomic.Int32 // > 0 while the reader is kept from reading by the controller's own work
 	gone      chan struct{}
+
+	ops int // operations started with this adapter, guarded by Controller.mu
 
 	// Agent play, guarded by Controller.mu.
 	actions  []protocol.Action       // the latest actions the adapter sent
@@ -493,7 +523,7 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	}
 	for _, need := range c.cfg.RequiredCapabilities {
 		if !h.HasCapability(need) {
-			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q", need))
+			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need)))
 			return
 		}
 	}
@@ -510,7 +540,11 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	c.log.Info("adapter connected", "adapter", h.Adapter.Name, "game", h.Game.ID, "capabilities", h.Capabilities)
 	defer c.disconnected(a)
 
-	if err := a.send(ctx, protocol.Welcome{Type: "welcome", Protocol: protocol.CappyProtocolVersion, Controller: protocol.NameVersion{Name: "cappy", Version: c.cfg.Version}}); err != nil {
+	welcome := protocol.Welcome{Type: "welcome", Protocol: protocol.CappyProtocolVersion, Controller: protocol.NameVersion{Name: "cappy", Version: c.cfg.Version}}
+	if h.HasCapability(protocol.CapConfigEvents) && len(c.cfg.Events) > 0 {
+		welcome.Events = c.cfg.Events
+	}
+	if err := a.send(ctx, welcome); err != nil {
 		return
 	}
 	go c.pinger(ctx, a)

@@ -1382,3 +1382,25 @@ func TestPresetsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The capture config's events: "NODE_PATH:signal" to an event's name;
+// anything else is refused with what the key should look like.
+func TestConfigEventsChecked(t *testing.T) {
+	good := &CaptureConfig{Events: map[string]string{".:won": "WON", "World/Hero:died": "HERO_DIED", "Start:pressed": "START"}}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for key, name := range map[string]string{"Hero": "X", ":died": "X", "Hero:": "X", "Hero:died": "", "Hero:hit": "two\nlines"} {
+		c := &CaptureConfig{Events: map[string]string{key: name}}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "events:") {
+			t.Errorf("events {%q: %q}: %v", key, name, err)
+		}
+	}
+	c := &CaptureConfig{Events: map[string]string{}}
+	for i := range MaxConfigEvents + 1 {
+		c.Events[fmt.Sprintf("N%d:s", i)] = "E"
+	}
+	if err := c.Validate(); err == nil {
+		t.Error("a map of more than MaxConfigEvents signals")
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
+	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 // Launcher starts the game with CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN,
@@ -28,6 +30,7 @@ type Launcher struct {
 	Output io.Writer
 
 	mu      sync.Mutex
+	seed    *int64 // CAPPY_SEED of the next launch (nil: protocol.DefaultSeed)
 	cmd     *exec.Cmd
 	tree    *proctree.Tree
 	exited  chan struct{}
@@ -123,7 +126,7 @@ func (l *Launcher) Start(endpoint, token string) error {
 	for k, v := range l.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token)
+	cmd.Env = append(cmd.Env, "CAPPY_ENDPOINT="+endpoint, "CAPPY_SESSION_TOKEN="+token, protocol.SeedEnv+"="+strconv.FormatInt(l.seedLocked(), 10))
 	cmd.Stdout, cmd.Stderr = logw, logw
 	proctree.Prepare(cmd)  // Stop, and this process's end, stop the game and all it started
 	launched := time.Now() // before the game can connect
@@ -152,6 +155,29 @@ func (l *Launcher) Start(endpoint, token string) error {
 		close(exited)
 	}()
 	return nil
+}
+
+// SetSeed sets the seed the next launch hands the game (CAPPY_SEED):
+// the seed of the recording or replay it is launched for.
+func (l *Launcher) SetSeed(seed int64) {
+	l.mu.Lock()
+	l.seed = &seed
+	l.mu.Unlock()
+}
+
+// Seed is the seed of the next launch, and of the last one unless
+// SetSeed changed it since.
+func (l *Launcher) Seed() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seedLocked()
+}
+
+func (l *Launcher) seedLocked() int64 {
+	if l.seed == nil {
+		return protocol.DefaultSeed
+	}
+	return *l.seed
 }
 
 // Stop terminates the game and every process it started: SIGTERM to its

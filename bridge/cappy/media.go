@@ -399,8 +399,36 @@ func (s *Service) writeVTT(ctx context.Context, op, path string) error {
 	return os.Rename(tmp, path)
 }
 
-// VisualDivergence is the first moment a replay's picture differs from
-// its recording's at the same simulation time.
+// VisualSpan is one stretch of a replay whose pictures differ from its
+// recording's: the compared frames from T to EndT (the replay's t) are all
+// over the thresholds, with none under them in between.
+type VisualSpan struct {
+	T          float64 `json:"t" jsonschema_description:"The replay's t of the span's first differing frame."`
+	EndT       float64 `json:"endT" jsonschema_description:"The replay's t of its last differing frame."`
+	SimT       float64 `json:"simT" jsonschema_description:"Simulation time (t x timeScale) of its first differing frame."`
+	EndSimT    float64 `json:"endSimT"`
+	RecordingT float64 `json:"recordingT" jsonschema_description:"The recording's t of its first differing frame."`
+	Frames     int     `json:"frames" jsonschema_description:"Differing frames in it."`
+	MaxDiff    float64 `json:"maxDiff" jsonschema_description:"The largest share of the picture that changed (0-1)."`
+	MaxCell    float64 `json:"maxCell" jsonschema_description:"The largest change of one small area (0-1)."`
+	Event      string  `json:"event,omitempty" jsonschema_description:"The replay event nearest its most different frame."`
+	Image      string  `json:"image,omitempty" jsonschema_description:"Its most different frame beside the recording's (on disk)."`
+	worst      pairCopy
+}
+
+// pairCopy is a compared pair of frames, kept beyond pairFrames' call.
+type pairCopy struct {
+	rec, rep store.CaptureFrame
+	diff     float64
+}
+
+// MaxVisualSpans is the most differing spans a VisualDivergence lists
+// (SpansOmitted counts the rest).
+const MaxVisualSpans = 20
+
+// VisualDivergence says where a replay's pictures differ from its
+// recording's at the same simulation time: every span of differing
+// frames, and the first such frame.
 type VisualDivergence struct {
 	// Identical is true when every compared pair is under the threshold.
 	Identical bool `json:"identical"`
@@ -425,6 +453,10 @@ type VisualDivergence struct {
 	// Skipped says why the pictures were not compared (no frames on one
 	// side, another camera).
 	Skipped string `json:"skipped,omitempty"`
+	// Spans are the stretches whose pictures differ, in order (at most
+	// MaxVisualSpans; SpansOmitted counts the others).
+	Spans        []VisualSpan `json:"spans,omitempty"`
+	SpansOmitted int          `json:"spansOmitted,omitempty"`
 	// The first pair over the threshold.
 	T          float64 `json:"t,omitempty" jsonschema_description:"The replay frame's t."`
 	RecordingT float64 `json:"recordingT,omitempty"`
@@ -533,6 +565,19 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 	})
 	ticks := same > skewed
 	var ferr error
+	var open *VisualSpan // the span being walked through
+	closeSpan := func() {
+		if open == nil {
+			return
+		}
+		if len(d.Spans) < MaxVisualSpans {
+			s.spanPicture(ctx, replay, open, len(d.Spans))
+			d.Spans = append(d.Spans, *open)
+		} else {
+			d.SpansOmitted++
+		}
+		open = nil
+	}
 	pairFrames(s.framePager(ctx, recording), s.framePager(ctx, replay), recScale, repScale, opt.MaxSkewMs, func(best, f *store.CaptureFrame, sim float64, k pairKind) bool {
 		switch {
 		case k == pairNone || k == pairBeside:
@@ -554,24 +599,38 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		d.Compared++
 		d.MaxDiff, d.MaxCell = max(d.MaxDiff, diff), max(d.MaxCell, cell)
 		if diff <= opt.Threshold && cell <= opt.CellThreshold {
+			closeSpan()
 			return true
 		}
-		d.Identical = false
-		d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, math.Round(sim*1000)/1000, diff, cell // t x timeScale, less its float noise
-		if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
-			d.Event = sanitize.Line(e.Event, 120)
+		simT := math.Round(sim*1000) / 1000 // t x timeScale, less its float noise
+		if open == nil {
+			open = &VisualSpan{T: f.T, SimT: simT, RecordingT: best.T}
 		}
-		jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
-		if err == nil {
-			path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
-			if writeFileAtomic(path, jpg) == nil {
-				d.Image = path
-				d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f, largest area change %.3f)", diff, cell),
-					T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
+		open.EndT, open.EndSimT = f.T, simT
+		open.Frames++
+		open.MaxDiff, open.MaxCell = max(open.MaxDiff, diff), max(open.MaxCell, cell)
+		if open.Frames == 1 || diff > open.worst.diff {
+			open.worst = pairCopy{rec: *best, rep: *f, diff: diff}
+		}
+		if d.Identical {
+			d.Identical = false
+			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, simT, diff, cell
+			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
+				d.Event = sanitize.Line(e.Event, 120)
+			}
+			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
+			if err == nil {
+				path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
+				if writeFileAtomic(path, jpg) == nil {
+					d.Image = path
+					d.picture = &Picture{Kind: "divergence", Why: fmt.Sprintf("the first frame that differs from the recording's (diff %.3f, largest area change %.3f)", diff, cell),
+						T: f.T, Seq: f.Seq, Event: d.Event, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
+				}
 			}
 		}
-		return false
+		return true
 	})
+	closeSpan()
 	if ferr != nil {
 		return nil, ferr
 	}
@@ -580,6 +639,23 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		d.Skipped = fmt.Sprintf("no replay frame was within %gms of simulation time of a recording frame", opt.MaxSkewMs)
 	}
 	return d, nil
+}
+
+// spanPicture writes the side-by-side image of a span's most different
+// pair (the n-th span's) and names the replay event nearest it.
+func (s *Service) spanPicture(ctx context.Context, replay string, sp *VisualSpan, n int) {
+	w := &sp.worst
+	if e, err := s.Store.NearestEvent(ctx, replay, w.rep.T); err == nil {
+		sp.Event = sanitize.Line(e.Event, 120)
+	}
+	jpg, _, _, err := visual.SideBySide(s.framePath(&w.rec), s.framePath(&w.rep), "recording t="+ms(w.rec.T), "replay t="+ms(w.rep.T), AgentWidth)
+	if err != nil {
+		return
+	}
+	path := filepath.Join(s.mediaDir(), fmt.Sprintf("%s-divergence-%d.jpg", replay, n+1))
+	if writeFileAtomic(path, jpg) == nil {
+		sp.Image = path
+	}
 }
 
 // sameTimeMs is how close in simulation time two frames are to show the

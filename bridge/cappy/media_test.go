@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -279,6 +280,32 @@ func TestCompareFrames(t *testing.T) {
 	}
 	if img, err := jpeg.Decode(bytes.NewReader(d.Picture().JPEG)); err != nil || img.Bounds().Dx() > AgentWidth {
 		t.Fatalf("side by side: %v", err)
+	}
+	if len(d.Spans) != 1 || d.Spans[0].T != 4000 || d.Spans[0].EndT != 4000 || d.Spans[0].Frames != 1 || d.Spans[0].Image == "" {
+		t.Fatalf("one changed picture, one span: %+v", d.Spans)
+	}
+	// Every differing span, not only the first: a leftover at 500 and
+	// 1000, the same picture again at 1500 and 2000, a change at 2500.
+	planted := fight(500)
+	planted[1].c, planted[2].c, planted[5].c = color.RGBA{250, 250, 250, 255}, color.RGBA{250, 250, 250, 255}, color.RGBA{5, 5, 5, 255}
+	d, err = s.CompareFrames(ctx, rec, scriptedRun(t, e, a, nil, planted, 90, ev), nil)
+	if err != nil || d.Identical || d.T != 500 || len(d.Spans) != 2 || d.SpansOmitted != 0 {
+		t.Fatalf("two differing spans: %+v %v", d, err)
+	}
+	first, second := d.Spans[0], d.Spans[1]
+	if first.T != 500 || first.EndT != 1000 || first.SimT != 500 || first.EndSimT != 1000 || first.Frames != 2 || first.MaxDiff <= d.Threshold ||
+		second.T != 2500 || second.EndT != 2500 || second.Frames != 1 || first.Image == second.Image || second.Image == "" {
+		t.Fatalf("the spans: %+v", d.Spans)
+	}
+	// More spans than are listed: the rest are counted.
+	var still, blinking []shot
+	for i := range 2 * (MaxVisualSpans + 3) {
+		still = append(still, shot{float64(i) * 250, palette[0], 0})
+		blinking = append(blinking, shot{float64(i) * 250, palette[i%2*4], 0})
+	}
+	d, err = s.CompareFrames(ctx, scriptedRun(t, e, a, nil, still, 90, ev), scriptedRun(t, e, a, nil, blinking, 90, ev), &VisualOptions{Budget: 5 * time.Minute})
+	if err != nil || len(d.Spans) != MaxVisualSpans || d.SpansOmitted != 3 || d.Spans[MaxVisualSpans-1].T != float64(2*MaxVisualSpans-1)*250 {
+		t.Fatalf("%d blinks: %d spans, %d omitted (%v; %s)", MaxVisualSpans+3, len(d.Spans), d.SpansOmitted, err, d.Skipped)
 	}
 	// A small sprite drawn somewhere else: little of the picture changes,
 	// one area a lot.

@@ -50,6 +50,8 @@ type Operation struct {
 	Created      time.Time
 	// Control is ControlAgent for a recording the agent plays in steps.
 	Control string
+	// Seed is the seed the adapter was given (nil: it takes none).
+	Seed *int64
 
 	mu        sync.Mutex
 	status    string
@@ -406,6 +408,13 @@ type Request struct {
 	// Control ControlAgent makes a recording agent-controlled: it runs in
 	// Steps (the adapter must advertise protocol.CapInput).
 	Control string
+	// Seed seeds the game's randomness: a recording's (nil:
+	// protocol.DefaultSeed), or for a replay its recording's. It reaches
+	// only an adapter that advertises protocol.CapSeed, which always gets
+	// one; a recording asked for a seed of an adapter without it is
+	// refused with CAPABILITY_MISSING (a replay is not: its recording's
+	// seed is what it is).
+	Seed *int64
 }
 
 // Start begins an operation: it checks the request against the adapter
@@ -432,7 +441,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	case r.Control != "" && r.Kind != KindRecording:
 		return nil, errorf(protocol.CappyInvalidParameters, "only a recording can be agent-controlled, not a %s", r.Kind)
 	case r.Control != "" && !a.hello.HasCapability(protocol.CapInput):
-		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be played in steps", protocol.CapInput)
+		return nil, missingCapability(a.hello, protocol.CapInput, "it cannot be played in steps")
 	}
 	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), Control: r.Control, done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r.OnEvent != nil {
@@ -442,7 +451,21 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.Presentation = protocol.Presentation{}
 	}
 	if err := o.Presentation.Check(a.hello.HasCapability); err != nil {
-		return nil, codedError(err)
+		return nil, presentationError(a.hello, o.Presentation, err)
+	}
+	switch seeded := a.hello.HasCapability(protocol.CapSeed); {
+	case r.Seed != nil && protocol.CheckSeed(*r.Seed) != nil:
+		return nil, errorf(protocol.CappyInvalidParameters, "%v", protocol.CheckSeed(*r.Seed))
+	case r.Kind == KindScenario && r.Seed != nil:
+		return nil, errorf(protocol.CappyInvalidParameters, "a seed is for recordings (and their replays), not scenarios")
+	case r.Kind == KindRecording && r.Seed != nil && !seeded:
+		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be seeded (leave seed out)", protocol.CapSeed)
+	case seeded && r.Kind != KindScenario:
+		seed := protocol.DefaultSeed
+		if r.Seed != nil {
+			seed = *r.Seed
+		}
+		o.Seed = &seed
 	}
 	var frames *protocol.FramesRequest
 	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) {
@@ -457,7 +480,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	switch r.Kind {
 	case KindScenario:
 		if !a.hello.HasCapability(protocol.CapScenarios) {
-			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapScenarios)
+			return nil, missingCapability(a.hello, protocol.CapScenarios, "it has no scenarios to run")
 		}
 		i := slices.IndexFunc(scenarios, func(s protocol.Scenario) bool { return s.ID == r.Scenario })
 		if i < 0 {
@@ -470,7 +493,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		sc := scenarios[i]
 		for _, need := range sc.RequiredCapabilities {
 			if !a.hello.HasCapability(need) {
-				return nil, errorf(protocol.CappyCapabilityMissing, "scenario %q needs capability %q, which the adapter does not advertise", sc.ID, need)
+				return nil, missingCapability(a.hello, need, fmt.Sprintf("scenario %q needs it", sc.ID))
 			}
 		}
 		params, err := protocol.ResolveParameters(&sc, r.Parameters)
@@ -482,19 +505,21 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.status = StatusPreparing
 	case KindRecording:
 		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
-			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
+			return nil, missingCapability(a.hello, protocol.CapFreeformRecording, "it cannot be recorded")
 		}
-		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control}
+		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control, Seed: o.Seed}
 		o.status = StatusStarting
 	case KindReplay:
 		if !a.hello.HasCapability(protocol.CapReplay) {
-			return nil, errorf(protocol.CappyReplayUnsupported, "the adapter does not advertise %q", protocol.CapReplay)
+			e := missingCapability(a.hello, protocol.CapReplay, "it cannot play replays")
+			e.Code = protocol.CappyReplayUnsupported
+			return nil, e
 		}
 		payload, err := c.replayPayload(r.Replay)
 		if err != nil {
 			return nil, err
 		}
-		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation), Frames: frames}
+		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation), Frames: frames, Seed: o.Seed}
 		o.status = StatusPreparing
 	default:
 		return nil, fmt.Errorf("cappy: unknown operation kind %q", r.Kind)
@@ -503,7 +528,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	pres, _ := json.Marshal(o.Presentation)
 	capt := &store.Capture{Op: o.ID, Kind: o.Kind, Scenario: o.Scenario, Parameters: params, Presentation: pres, Status: o.status,
 		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created,
-		Owner: c.owner.id}
+		Owner: c.owner.id, Seed: o.Seed}
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
 	}
@@ -521,6 +546,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		return nil, errorf(protocol.CappyOperationBusy, "another operation started, or the adapter changed; try again")
 	}
 	c.op = o
+	a.ops++
 	c.mu.Unlock()
 	if h := c.cfg.hooks.published; h != nil {
 		h(o)
@@ -570,6 +596,21 @@ func presentationOrNil(p protocol.Presentation) protocol.Presentation {
 		return nil
 	}
 	return p
+}
+
+// presentationError is a refused presentation as an *Error; a capability
+// it needs that the adapter lacks is named with what gives it.
+func presentationError(h *protocol.Hello, p protocol.Presentation, err error) error {
+	e, ok := codedError(err).(*Error)
+	if !ok || e.Code != protocol.CappyCapabilityMissing {
+		return codedError(err)
+	}
+	c := protocol.CapTimeScale
+	if _, scaled := p["timeScale"]; !scaled || h.HasCapability(protocol.CapTimeScale) {
+		c = protocol.CapAlternateCameras
+	}
+	e.Message += ". To add it: " + capabilityFix(h, c)
+	return e
 }
 
 // codedError turns a protocol refusal into an *Error with its code.

@@ -306,7 +306,7 @@ func (c *Controller) Inspect(ctx context.Context, query string) (*InspectAnswer,
 	}
 	if !a.hello.HasCapability(protocol.CapInspect) {
 		c.mu.Unlock()
-		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q", protocol.CapInspect)
+		return nil, missingCapability(a.hello, protocol.CapInspect, "its state cannot be read")
 	}
 	a.inspectN++
 	id := "i" + strconv.Itoa(a.inspectN)

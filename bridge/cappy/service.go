@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
@@ -26,6 +27,7 @@ type Service struct {
 	Store        *store.Store
 	log          *slog.Logger
 	endpointFile string
+	freshMu      sync.Mutex // one EnsureFresh at a time
 }
 
 // GameLauncher starts the game and stops it: a process (*Launcher) or a
@@ -77,7 +79,7 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	if listen == "" {
 		listen = sc.Config.Listen
 	}
-	ctrl, err := New(Config{Listen: listen, AllowedOrigins: sc.Config.AllowedOrigins, RequiredCapabilities: sc.Config.RequiredCapabilities,
+	ctrl, err := New(Config{Listen: listen, AllowedOrigins: sc.Config.AllowedOrigins, RequiredCapabilities: sc.Config.RequiredCapabilities, Events: sc.Config.Events,
 		Store: st, ReplayDir: filepath.Join(sc.Data, "replays"), Logger: sc.Logger, Version: sc.Version,
 		HelloTimeout: sc.HelloTimeout, PingEvery: sc.PingEvery, PongTimeout: sc.PongTimeout, MaxReplayBytes: sc.MaxReplayBytes,
 		FrameDir: filepath.Join(sc.Data, "frames"), FrameBudget: frameBudget(sc.Config.Frames)})
@@ -213,6 +215,52 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 		return nil, errorf(protocol.CappyAdapterDisconnected, "cancelled while waiting for the game")
 	}
 	return nil, errorf(protocol.CappyAdapterDisconnected, "the game did not connect within %s%s", LaunchWait, tail)
+}
+
+// EnsureFresh returns the connected adapter for a recording or replay
+// seeded with seed, the game in the state it launches in: a game
+// crosscode-mcp launches as a process, whose adapter does not reset the
+// game itself (protocol.CapResetsItself), is stopped and launched anew
+// (with CAPPY_SEED=seed) when an operation ran since its launch, or, for
+// an adapter that takes a seed, it was launched with another. A web game
+// (its page driver or adapter starts it afresh) and a game the user
+// started are taken as they are.
+func (s *Service) EnsureFresh(ctx context.Context, seed int64) (*Adapter, error) {
+	l, ok := s.Launcher.(*Launcher)
+	if !ok {
+		return s.EnsureAdapter(ctx)
+	}
+	s.freshMu.Lock()
+	defer s.freshMu.Unlock()
+	a := s.Controller.Connected()
+	switch {
+	case s.Controller.Active() != nil:
+		return s.EnsureAdapter(ctx) // busy: the operation's start says so
+	case a == nil && l.Running() && l.Seed() == seed:
+		return s.EnsureAdapter(ctx) // launched for this seed, not connected yet
+	case a == nil && !l.Running():
+		l.SetSeed(seed)
+		return s.EnsureAdapter(ctx)
+	case a != nil && (a.HasCapability(protocol.CapResetsItself) || a.Operations == 0 && (l.Seed() == seed || !a.HasCapability(protocol.CapSeed))):
+		return a, nil
+	}
+	s.Controller.log.Info("starting the game afresh", "seed", seed, "operations", opsOf(a), "launchSeed", l.Seed())
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err := s.Controller.Disconnect(dctx, "a new game process for the next recording or replay")
+	cancel()
+	if err != nil {
+		return nil, errorf(protocol.CappyAdapterDisconnected, "could not close the game's connection to start it afresh: %v", err)
+	}
+	l.Stop(5 * time.Second)
+	l.SetSeed(seed)
+	return s.EnsureAdapter(ctx)
+}
+
+func opsOf(a *Adapter) int {
+	if a == nil {
+		return 0
+	}
+	return a.Operations
 }
 
 var (

@@ -2,6 +2,7 @@ package cappy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -44,6 +45,9 @@ func testGame(mode string) int {
 		return 1
 	}
 	defer ws.CloseNow()
+	if mode == "play" {
+		return playGame(ctx, ws)
+	}
 	token, caps, proto := os.Getenv("CAPPY_SESSION_TOKEN"), `["scenarios"]`, `{"min":1,"max":1}`
 	switch mode {
 	case "wrong-token":
@@ -61,6 +65,51 @@ func testGame(mode string) int {
 		time.Sleep(time.Minute) // refused, but the process stays
 	}
 	return 1
+}
+
+// playGame is a game that records and replays (nothing): its hello has
+// the capabilities in CAPPY_TEST_CAPS; it logs its seed and the welcome,
+// and plays operations until the connection ends.
+func playGame(ctx context.Context, ws *websocket.Conn) int {
+	fmt.Fprintf(os.Stderr, "launched with seed=%s\n", os.Getenv(protocol.SeedEnv))
+	hello := fmt.Sprintf(`{"type":"hello","protocol":{"min":1,"max":1},"token":%q,"adapter":{"name":"test-game"},"game":{"id":"g"},"capabilities":%s}`,
+		os.Getenv("CAPPY_SESSION_TOKEN"), os.Getenv("CAPPY_TEST_CAPS"))
+	ws.Write(ctx, websocket.MessageText, []byte(hello))
+	ws.Write(ctx, websocket.MessageText, []byte(`{"type":"scenarios","scenarios":[]}`))
+	for {
+		_, b, err := ws.Read(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "connection ended:", err)
+			return 0
+		}
+		typ, m, err := protocol.DecodeControllerMessage(b)
+		if err != nil {
+			continue
+		}
+		send := func(format string, args ...any) {
+			ws.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, format, args...))
+		}
+		switch v := m.(type) {
+		case *protocol.Welcome:
+			fmt.Fprintf(os.Stderr, "welcome: %s\n", b)
+		case *protocol.Ping:
+			send(`{"type":"pong","nonce":%q}`, v.Nonce)
+		case *protocol.RecordStart:
+			fmt.Fprintf(os.Stderr, "record_start: %s\n", b)
+			send(`{"type":"started","op":%q}`, v.Op)
+		case *protocol.PrepareReplay:
+			send(`{"type":"ready","op":%q}`, v.Op)
+		case *protocol.OpMessage:
+			switch typ {
+			case "start":
+				send(`{"type":"started","op":%q}`, v.Op)
+				send(`{"type":"completed","op":%q}`, v.Op)
+			case "stop":
+				r, _ := json.Marshal(protocol.NewInlineReplay([]byte(`{"steps":[]}`), "test"))
+				send(`{"type":"completed","op":%q,"replay":%s}`, v.Op, r)
+			}
+		}
+	}
 }
 
 func testService(t *testing.T, mode string, cfg *CaptureConfig) *Service {
@@ -123,5 +172,75 @@ func TestEnsureAdapterIgnoresEarlierRejections(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(s.Launcher.Info().LogPath)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// record runs a recording on s's game to its end.
+func record(t *testing.T, s *Service) {
+	t.Helper()
+	ctx := context.Background()
+	op, err := s.Controller.Start(ctx, Request{Kind: KindRecording})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the recording runs", func() bool { return op.Status().Status == StatusRunning })
+	if err := s.Controller.Stop(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	if out := op.Wait(ctx); out.Status != StatusCompleted {
+		t.Fatalf("recording: %+v", out)
+	}
+}
+
+// TestFreshProcessForEachRecording: a game that does not reset itself gets
+// a new process, launched with the seed, for each recording and replay
+// once an operation ran in its process or it was launched for another
+// seed; one that resets itself keeps its process. The config's events
+// reach, in welcome, an adapter that takes them, and no other.
+func TestFreshProcessForEachRecording(t *testing.T) {
+	ctx := context.Background()
+	events := map[string]string{"Player:died": "DIED", ".:won": "WON"}
+	s := testService(t, "play", &CaptureConfig{Events: events})
+	l := s.Launcher.(*Launcher)
+	l.Env["CAPPY_TEST_CAPS"] = `["freeform_recording","replay","seed","config_events"]`
+	starts := func() int { return l.Info().Starts }
+	if _, err := s.EnsureFresh(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the welcome in the log", func() bool { return strings.Contains(l.Tail(8<<10), "welcome:") })
+	if log := l.Tail(8 << 10); !strings.Contains(log, `"events":{".:won":"WON","Player:died":"DIED"}`) || !strings.Contains(log, "seed=1") {
+		t.Fatalf("the game's log: %s", log)
+	}
+	if _, err := s.EnsureFresh(ctx, 1); err != nil || starts() != 1 {
+		t.Fatalf("a game as it launched was launched again (%v, %d starts)", err, starts())
+	}
+	record(t, s)
+	if _, err := s.EnsureFresh(ctx, 1); err != nil || starts() != 2 {
+		t.Fatalf("after a recording: %v, %d starts; expected a new process", err, starts())
+	}
+	if _, err := s.EnsureFresh(ctx, 5); err != nil || starts() != 3 {
+		t.Fatalf("for another seed: %v, %d starts; expected a new process", err, starts())
+	}
+	eventually(t, "the third launch's log", func() bool { return strings.Contains(l.Tail(2<<10), "seed=5") })
+	if a := s.Controller.Connected(); a == nil || a.Operations != 0 {
+		t.Fatalf("the new game: %+v", a)
+	}
+
+	// A game that resets itself, and takes no events: one process.
+	s2 := testService(t, "play", &CaptureConfig{Events: events})
+	l2 := s2.Launcher.(*Launcher)
+	l2.Env["CAPPY_TEST_CAPS"] = `["freeform_recording","replay","resets_itself"]`
+	if _, err := s2.EnsureFresh(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	record(t, s2)
+	for _, seed := range []int64{1, 9} {
+		if _, err := s2.EnsureFresh(ctx, seed); err != nil || l2.Info().Starts != 1 {
+			t.Fatalf("a game that resets itself was launched again (seed %d: %v, %d starts)", seed, err, l2.Info().Starts)
+		}
+	}
+	eventually(t, "the welcome in the log", func() bool { return strings.Contains(l2.Tail(8<<10), "welcome:") })
+	if log := l2.Tail(8 << 10); strings.Contains(log, "events") {
+		t.Fatalf("events reached an adapter without %s: %s", protocol.CapConfigEvents, log)
 	}
 }

@@ -241,7 +241,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	cc, err := cappy.LoadConfig(ccPath, optional)
 	switch {
 	case err != nil:
-		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed}, listen, requiredCapabilities, presets, allowedOrigins"})
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed}, listen, requiredCapabilities, presets, allowedOrigins, frames, events"})
 		cc = &cappy.CaptureConfig{}
 	case optional && cc.Game == nil && cc.Presets == nil:
 		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
@@ -282,6 +282,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 			break
 		}
 		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " ") + " (in " + gameDir + ")", ""})
+		out = append(out, checkGodot(game, gameDir, hostForGodot())...)
 	}
 	listen := cfg.CappyListen
 	if listen == "" {

@@ -31,7 +31,7 @@ func TestCaptureGodotAgentPlay(t *testing.T) {
 	for _, act := range list(rec, "actions") {
 		kinds = append(kinds, fmt.Sprint(act["name"], ":", act["kind"]))
 	}
-	if rec["status"] != "running" || op == "" || !slices.Equal(kinds, []string{"move:axis2d", "attack:button", "dodge:button"}) || rec["simT"] != 0.0 || len(imgs) != 1 {
+	if rec["status"] != "running" || op == "" || !slices.Equal(kinds, []string{"move:axis2d", "attack:button", "dodge:button", "pointer:pointer"}) || rec["simT"] != 0.0 || len(imgs) != 1 {
 		t.Fatalf("start_recording control agent: %v with %d images", rec, len(imgs))
 	}
 	held := imgs[0].Data

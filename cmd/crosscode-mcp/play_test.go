@@ -93,4 +93,23 @@ func TestAgentPlay(t *testing.T) {
 		field(slow, "visualDivergence", "identical") != true || field(slow, "visualDivergence", "compared").(float64) < 5 {
 		t.Fatalf("replay at 0.5: %v %v", slow["divergence"], slow["visualDivergence"])
 	}
+
+	// The same play replayed by a build that draws two stretches of it
+	// otherwise (the demo game's -flash): the events are the same, and the
+	// pictures differ in exactly those two spans, each reported.
+	b := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo,
+		args: []string{"--actor", "bo@example.com", "--game-cmd", os.Args[0] + " demo-game -flash 900-1600,3900-4100"}})
+	flashed, imgs := b.callImages("replay", map[string]any{"op": op})
+	vd, _ := flashed["visualDivergence"].(map[string]any)
+	spans, _ := vd["spans"].([]any)
+	if field(flashed, "divergence", "identical") != true || vd["identical"] != false || len(spans) != 2 || len(imgs) < 1 || !strings.Contains(flashed["next"].(string), "2 spans") {
+		t.Fatalf("two planted changes: events %v, pictures %v\n%v", flashed["divergence"], vd, flashed["next"])
+	}
+	for i, want := range [][2]float64{{900, 1600}, {3900, 4100}} {
+		sp := spans[i].(map[string]any)
+		from, to := sp["simT"].(float64), sp["endSimT"].(float64)
+		if from < want[0] || to > want[1] || from > to || sp["frames"].(float64) < 1 || sp["image"] == nil || sp["maxDiff"].(float64) <= 0 {
+			t.Fatalf("span %d: %v; expected within %v", i, sp, want)
+		}
+	}
 }

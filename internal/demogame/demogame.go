@@ -63,6 +63,7 @@ type Game struct {
 
 	validated atomic.Pointer[validatedReplay]
 	palette   atomic.Pointer[palette]
+	flashes   atomic.Pointer[[][2]int64]
 	live      atomic.Pointer[live] // the fight an agent plays, for Inspect
 }
 
@@ -84,6 +85,7 @@ func (g *Game) Info() cappy.Info {
 			protocol.CapScenarios, protocol.CapFreeformRecording, protocol.CapReplay,
 			protocol.CapTimeScale, protocol.CapAlternateCameras, protocol.CapFrames,
 			protocol.CapInput, protocol.CapInspect,
+			protocol.CapResetsItself, // Record and Replay build a new world: no new process needed
 		},
 	}
 }

@@ -36,6 +36,21 @@ func (g *Game) SetPalette(name string) error {
 	return nil
 }
 
+// SetFlashes sets stretches of simulation time ([from, to] ms, inclusive)
+// whose pictures are drawn with the night palette, in the operations that
+// start from now on: a test knob that plants differences in some pictures
+// only, for tests that a replay's every differing span is reported.
+func (g *Game) SetFlashes(spans [][2]int64) {
+	g.flashes.Store(&spans)
+}
+
+func (g *Game) flashSpans() [][2]int64 {
+	if f := g.flashes.Load(); f != nil {
+		return *f
+	}
+	return nil
+}
+
 func (g *Game) pal() *palette {
 	if p := g.palette.Load(); p != nil {
 		return p
@@ -49,6 +64,7 @@ type pictures struct {
 	ts     float64
 	camera string
 	pal    *palette
+	flash  [][2]int64 // simulation times drawn with the night palette
 	wait   bool
 	buf    *image.RGBA // reused: the adapter calls one renderer at a time
 }
@@ -57,7 +73,7 @@ func (g *Game) pictures(op *cappy.Op, pr presentation, wait bool) *pictures {
 	if op.Frames() == nil {
 		return nil
 	}
-	return &pictures{op: op, ts: pr.timeScale, camera: pr.camera, pal: g.pal(), wait: wait}
+	return &pictures{op: op, ts: pr.timeScale, camera: pr.camera, pal: g.pal(), flash: g.flashSpans(), wait: wait}
 }
 
 // at hands the scene at simT when a frame is due then, or when reason
@@ -86,7 +102,13 @@ func (p *pictures) draw(sc *scene) image.Image {
 	if p.buf == nil {
 		p.buf = image.NewRGBA(image.Rect(0, 0, FrameW, FrameH))
 	}
-	render(p.buf, sc, p.pal)
+	pal := p.pal
+	for _, f := range p.flash {
+		if sc.simT >= f[0] && sc.simT <= f[1] {
+			pal = night
+		}
+	}
+	render(p.buf, sc, pal)
 	return p.buf
 }
 

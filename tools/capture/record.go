@@ -7,6 +7,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
+	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
 
@@ -14,6 +15,7 @@ type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
 	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
+	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness, for games that take one (default 1); its replay uses the same. Two plays with the same seed and steps are the same."`
 }
 
 type startRecordingOut struct {
@@ -31,11 +33,13 @@ func StartRecording(s *cappy.Service) tools.Tool {
 		"Start a freeform recording of the game (the player plays, or with control \"agent\" you do, in steps: the answer lists the game's actions and its first picture). Returns once it runs; stop_recording ends it and stores the replay.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*startRecordingOut, error) {
-			if _, err := s.EnsureAdapter(ctx); err != nil {
+			// A new game process unless the game resets itself: nothing of
+			// a previous run leaks into this one.
+			if _, err := s.EnsureFresh(ctx, seedOr(in.Seed)); err != nil {
 				return nil, err
 			}
 			frames := s.FramesRequest(framesArg(in.Frames))
-			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames, Control: in.Control})
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames, Control: in.Control, Seed: in.Seed})
 			if err != nil {
 				return nil, err
 			}
@@ -81,6 +85,14 @@ func StartRecording(s *cappy.Service) tools.Tool {
 			}
 			return out, nil
 		}))
+}
+
+// seedOr is seed, or protocol.DefaultSeed when none was given.
+func seedOr(seed *int64) int64 {
+	if seed == nil {
+		return protocol.DefaultSeed
+	}
+	return *seed
 }
 
 func appendNote(list []string, note string) []string {

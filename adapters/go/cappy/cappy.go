@@ -28,6 +28,11 @@
 // started/completed/failed, and turns start/stop/cancel into the Op handed
 // to the game and its context.
 //
+// A game whose Record and Replay put the game where a recording starts
+// (a new world from the seed) lists protocol.CapResetsItself: otherwise
+// crosscode-mcp, when it launches the game, starts a new process of it for
+// each recording and replay, so that nothing of a previous run leaks in.
+//
 // A game that lists protocol.CapFrames hands pictures when the controller
 // asks for them (Op.Frames, Op.FrameDue, Op.SendFrame, Op.SendFrameFunc):
 // the adapter scales, encodes and sends them off the game loop, at the

@@ -145,6 +145,11 @@ func describe(m *protocol.AdapterMessage) string {
 // scenario registry, and then, from an adapter that advertised
 // protocol.CapInput, its actions (Peer.Actions).
 func (p *Peer) Handshake(ctx context.Context, token string) (*protocol.Hello, *protocol.Scenarios, error) {
+	return p.HandshakeWelcome(ctx, token, Welcome())
+}
+
+// HandshakeWelcome is Handshake with welcome w (e.g. one with Events).
+func (p *Peer) HandshakeWelcome(ctx context.Context, token string, w *protocol.Welcome) (*protocol.Hello, *protocol.Scenarios, error) {
 	m, err := p.Expect(ctx, "hello", "")
 	if err != nil {
 		return nil, nil, err
@@ -152,7 +157,7 @@ func (p *Peer) Handshake(ctx context.Context, token string) (*protocol.Hello, *p
 	if m.Hello.Token != token {
 		return m.Hello, nil, fmt.Errorf("cappytest: hello token %q, expected %q", m.Hello.Token, token)
 	}
-	if err := p.Send(ctx, Welcome()); err != nil {
+	if err := p.Send(ctx, w); err != nil {
 		return m.Hello, nil, err
 	}
 	s, err := p.Expect(ctx, "scenarios", "")

@@ -7,11 +7,20 @@ extends RefCounted
 ## actions into an axis (two actions, as Input.get_axis reads them) or an
 ## axis2d (four, as Input.get_vector reads them), and offer a pointer
 ## (mouse events) and text (key events). A step's actions become input
-## events (InputEventAction with its strength for buttons and axes,
-## InputEventMouseMotion and InputEventMouseButton for the pointer,
-## InputEventKey for text), which the addon injects with
-## Input.parse_input_event between two physics frames, where a replay
-## injects them again.
+## events, which the addon injects with Input.parse_input_event between two
+## frames, where a replay injects them again:
+##
+## - a button is pressed as a player presses it: with the first key its
+##   InputMap action is bound to (else its first joypad button, else an
+##   InputEventAction), so _input, _unhandled_input and GUI shortcuts see
+##   that key, and the action is pressed through the InputMap. The events
+##   come from AGENT_DEVICE, the device the addon binds the actions to while
+##   an agent plays (a player's own keys then press nothing). A button is
+##   only pressed or released when it changes, as a key is.
+## - an axis or axis2d: InputEventAction with its strength;
+## - the pointer: InputEventMouseMotion and InputEventMouseButton;
+## - text: InputEventKey per character (from the keyboard's device: typed
+##   text presses no action).
 
 ## The most actions in one step, and the longest text (as the controller
 ## checks them).
@@ -21,6 +30,9 @@ const MAX_NAME_BYTES := 128
 const MAX_DESCRIPTION_BYTES := 1024
 const MAX_ACTIONS := 256
 const POINTER_BUTTONS := {"left": MOUSE_BUTTON_LEFT, "right": MOUSE_BUTTON_RIGHT, "middle": MOUSE_BUTTON_MIDDLE}
+## The device of the agent's keys and joypad buttons, to which the
+## game's actions are bound while an agent plays (or its play replays).
+const AGENT_DEVICE := 0x43415050
 
 var _descriptions := {} # InputMap action -> description
 var _hidden := {} # InputMap action -> true
@@ -29,6 +41,7 @@ var _pointer := {} # {"name", "description"} when offered
 var _text := {} # {"name", "description"} when offered
 var _pointer_position := Vector2.ZERO
 var _pointer_mask := 0
+var _buttons := {} # button action -> pressed, as the agent set it
 
 
 ## Gives an InputMap action a description for agents.
@@ -78,12 +91,12 @@ func catalogue(view: Vector2i) -> Array:
 		if name.begins_with("ui_") or _hidden.has(name) or parts.has(name) or _axes.has(name):
 			continue
 		list.append(_entry(name, "button", _descriptions.get(name, _bindings(name))))
-	if not _pointer.is_empty():
+	if not _pointer.is_empty() and not _hidden.has(_pointer["name"]):
 		var d: String = _pointer["description"]
 		if d.is_empty():
 			d = "the mouse: x, y in the pixels of the game's frames (%d x %d at full size); button left (default), right or middle; pressed true holds it, false releases it (a click: both, in one step), omitted leaves the buttons as they are" % [view.x, view.y]
 		list.append(_entry(_pointer["name"], "pointer", d))
-	if not _text.is_empty():
+	if not _text.is_empty() and not _hidden.has(_text["name"]):
 		var d: String = _text["description"]
 		if d.is_empty():
 			d = "types text: each character is a key press and release"
@@ -116,6 +129,7 @@ func build(inputs: Variant, view: Vector2i, frame_width: int) -> Dictionary:
 	var events: Array[InputEvent] = []
 	var position := _pointer_position
 	var mask := _pointer_mask
+	var buttons := _buttons.duplicate()
 	for i in range((inputs as Array).size()):
 		var a: Variant = inputs[i]
 		var where := "actions[%d]" % i
@@ -134,7 +148,10 @@ func build(inputs: Variant, view: Vector2i, frame_width: int) -> Dictionary:
 			"button":
 				if not (a.get("pressed") is bool):
 					return {"error": "%s: pressed (true or false) is required for button %s" % [where, name]}
-				events.append(_action_event(name, a["pressed"], 1.0))
+				var pressed: bool = a["pressed"]
+				if bool(buttons.get(name, false)) != pressed:
+					buttons[name] = pressed
+					events.append(_button_event(name, pressed))
 			"axis":
 				var v := _unit(a, "value")
 				if is_nan(v):
@@ -198,16 +215,22 @@ func build(inputs: Variant, view: Vector2i, frame_width: int) -> Dictionary:
 						k.key_label = k.keycode
 						k.pressed = pressed
 						events.append(k)
+	# Accepted: the step's input is what the agent holds from now on (a
+	# look's too, though it goes in with the next step that runs).
+	_pointer_position = position
+	_pointer_mask = mask
+	_buttons = buttons
 	return {"events": events}
 
 
-## Notes what was injected: the pointer's position and buttons.
-func applied(events: Array) -> void:
-	for e: InputEvent in events:
-		if e is InputEventMouseMotion:
-			_pointer_position = (e as InputEventMouseMotion).position
-		elif e is InputEventMouseButton:
-			_pointer_mask = (e as InputEventMouseButton).button_mask
+## The releases of the buttons the agent holds (the keys it let go when
+## the play ends).
+func release_events() -> Array[InputEvent]:
+	var out: Array[InputEvent] = []
+	for name: String in _buttons:
+		if _buttons[name] and InputMap.has_action(name):
+			out.append(_button_event(name, false))
+	return out
 
 
 ## Releases every action an agent can hold, and forgets the pointer.
@@ -217,6 +240,7 @@ func release_all() -> void:
 			Input.action_release(action)
 	_pointer_position = Vector2.ZERO
 	_pointer_mask = 0
+	_buttons = {}
 
 
 func _entry(name: String, kind: String, description: String) -> Dictionary:
@@ -267,6 +291,35 @@ func _bindings(action: String) -> String:
 			names.append(e.as_text())
 	var bound := (" (%s)" % ", ".join(names)) if not names.is_empty() else ""
 	return "button%s: pressed true holds it, false releases it" % bound
+
+
+# A button's press or release, as a player makes it: its first key (else
+# joypad button) from AGENT_DEVICE, else the action itself.
+func _button_event(action: String, pressed: bool) -> InputEvent:
+	for e: InputEvent in InputMap.action_get_events(action):
+		if e is InputEventKey:
+			var bound := e as InputEventKey
+			var k := InputEventKey.new()
+			k.keycode = bound.keycode if bound.keycode != KEY_NONE else bound.physical_keycode
+			k.physical_keycode = bound.physical_keycode if bound.physical_keycode != KEY_NONE else bound.keycode
+			k.key_label = bound.key_label if bound.key_label != KEY_NONE else k.keycode
+			k.location = bound.location
+			k.shift_pressed = bound.shift_pressed
+			k.ctrl_pressed = bound.ctrl_pressed
+			k.alt_pressed = bound.alt_pressed
+			k.meta_pressed = bound.meta_pressed
+			k.pressed = pressed
+			k.device = AGENT_DEVICE
+			return k
+	for e: InputEvent in InputMap.action_get_events(action):
+		if e is InputEventJoypadButton:
+			var j := InputEventJoypadButton.new()
+			j.button_index = (e as InputEventJoypadButton).button_index
+			j.pressed = pressed
+			j.pressure = 1.0 if pressed else 0.0
+			j.device = AGENT_DEVICE
+			return j
+	return _action_event(action, pressed, 1.0)
 
 
 func _action_event(action: String, pressed: bool, strength: float) -> InputEventAction:

@@ -4,11 +4,21 @@ extends Node
 ## The autoload "Cappy" (the plugin registers it). When the game is started
 ## with CAPPY_ENDPOINT and CAPPY_SESSION_TOKEN (crosscode-mcp sets them when
 ## it launches the game), it connects to that Cappy controller and speaks
-## the Cappy adapter protocol: hello, the scenario registry, ping, authored
-## scenarios, freeform recordings of input and their replays, events and
-## frames, and agent play: the game's actions, recordings an agent plays
-## in steps, and inspect of the game's state. Without those variables it
-## does nothing.
+## the Cappy adapter protocol. With no line of game code it offers agent
+## play (the project's InputMap actions and the pointer, in steps of game
+## time), pictures, freeform recordings and their replays, inspect of the
+## game's state, and the game's own signals as events (the capture
+## config's "events"); game code adds scenarios and richer events. Without
+## those variables it does nothing.
+##
+## Time: from its first frame the game is held (the tree paused and
+## Engine.time_scale 0, so that nothing runs: _process, physics, Timer
+## nodes, SceneTree timers, Tweens, animations) until an operation runs
+## it, and held again between an agent's steps. Every change of state
+## happens between two frames, so a frame is always whole. With a fixed
+## frame step (Godot started with --fixed-fps equal to its physics ticks
+## per second) a frame is exactly one physics frame of game time, and a
+## step, a recording and its replay run the very same frames.
 ##
 ##     func _ready() -> void:
 ##         Cappy.register_scenario("boss_fight", _boss_fight, {
@@ -39,10 +49,18 @@ const Inspector := preload("res://addons/cappy/inspect.gd")
 
 const PROTOCOL_VERSION := 1
 const ADAPTER_NAME := "cappy-godot"
-const ADAPTER_VERSION := "0.1.0"
-## How many physics frames a step picture may take to be drawn before the
-## step goes on without it (a renderer that stopped drawing).
+const ADAPTER_VERSION := "0.2.0"
+## How many frames a step picture may take to be drawn before the step
+## goes on without it (a renderer that stopped drawing).
 const PICTURE_WAIT_FRAMES := 300
+## Frames per second while the game is held (with a fixed frame step): the
+## addon keeps answering, and nothing moves.
+const HELD_FPS := 60
+## The first frames tell the frame step: fixed when each of them is exactly
+## one physics frame with nothing left over.
+const DETECT_FRAMES := 5
+## The most problems with the capture config's events one summary lists.
+const MAX_EVENT_PROBLEMS := 10
 
 ## The game's id in hello; default: the project's name, as a slug.
 var game_id := ""
@@ -60,6 +78,11 @@ var quit_on_disconnect := true
 ## Whether the controller may inspect the game's state (capability
 ## inspect): node paths and their properties. Set before the first frame.
 var inspect_enabled := true
+## Whether the engine runs on a fixed frame step (Godot started with
+## --fixed-fps equal to its physics ticks per second): every frame is then
+## exactly one physics frame of game time, whatever the wall clock says.
+## Known from the addon's first frames on (read it, do not set it).
+var fixed_step := false
 
 var _conn: Connection
 var _hello_sent := false
@@ -73,6 +96,10 @@ var _errors_logged := false # _errors is one of the engine's loggers
 var _frames := Frames.new()
 var _actions := AgentActions.new()
 var _actions_sent := "" # the actions message last handed to the connection
+var _detect_left := DETECT_FRAMES
+var _detect_pf := -1
+var _detect_ok := true
+var _launch_seed := 1 # CAPPY_SEED: the global RNG's seed from the first frame
 
 # The current operation: prepared (waiting for start) or running.
 var _op: CappyOperation
@@ -83,20 +110,37 @@ var _armed := false
 var _inputs: Array = [] # a recording's [frame, event] pairs
 var _next_input := 0 # a replay's next input
 var _script_errors: Array[String] = []
+var _stop_pending := false # a player's recording ends with this frame
+var _finish_pending := false # the recording or replay ends as the next frame begins
+var _replay_stopped := false
 
-# Agent play (spec section 11): the simulation is held between steps.
-var _held := false # the addon holds the simulation (the tree is paused)
+# Holding the game: between operations and between an agent's steps.
+var _held := false # the addon paused the tree (and time_scale is 0)
+var _hold_pending := false # time_scale is 0; the tree pauses as the next frame begins
+var _run_time_scale := 1.0 # Engine.time_scale while the game runs
 var _tree_was_paused := false
+var _game_max_steps := 8
+var _target_fps := HELD_FPS # frames a second with a fixed frame step (0: as fast as they go)
+var _next_frame_usec := 0
+
+# Agent play (spec section 11).
 var _step_id := "" # the step in flight, from its arrival to stepped
-var _step := {} # the step waiting for the next physics frame: {"id", "ms", "events"}
-var _step_left := 0 # physics frames the running step still runs
-var _goal_ms := 0.0 # simulation time the steps so far asked for
+var _step := {} # the step waiting for the end of the frame: {"id", "ms", "events"}
+var _step_running := false
+var _step_end := 0 # the frame a running step ends with
+var _stepped_pending := "" # a step whose stepped goes as the next frame begins
+var _goal_ms := 0.0 # game time the steps so far asked for
 var _deferred: Array[InputEvent] = [] # input of steps that ran no frame
 var _step_ends: Array[int] = [] # a recording's step ends; a replay's to come
 var _next_step_end := 0
 var _picture_due := false # waiting for a step picture
-var _picture_wait := 0 # physics frames waited for it
-var _bindings := {} # action -> its InputMap events, set aside while an agent plays
+var _picture_wait := 0 # frames waited for it
+var _devices := {} # InputMap event -> its own device, while the agent's device has it
+
+# The capture config's events: the game's signals as events.
+var _signals := {} # "path:signal" -> event name
+var _event_problems: Array[String] = []
+var _resolve_queued := false
 
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
@@ -129,17 +173,35 @@ func _ready() -> void:
 		game_id = _slug(project_name)
 	if build.is_empty():
 		build = str(ProjectSettings.get_setting("application/config/version", ""))
+	# Held from the first frame on (the main scene is not there yet): the
+	# game waits at its start for an operation, and its random numbers
+	# follow the launch's seed, so every launch starts the same.
+	_game_max_steps = Engine.max_physics_steps_per_frame
+	_run_time_scale = Engine.time_scale
+	Engine.time_scale = 0.0
+	_tree_was_paused = get_tree().paused
+	get_tree().paused = true
+	_held = true
+	var launch_seed := OS.get_environment("CAPPY_SEED")
+	if launch_seed.is_valid_int():
+		_launch_seed = launch_seed.to_int()
+	seed(_launch_seed)
 	OS.add_logger(_errors)
 	_errors_logged = true
 	_frames.setup(self)
+	_actions.add_pointer("pointer", "")
 	var late := LateTick.new()
 	late.cappy = self
 	add_child(late)
+	get_tree().node_added.connect(_on_node_added)
+	if get_tree().has_signal("scene_changed"):
+		get_tree().connect("scene_changed", _queue_resolve)
 	_conn = Connection.new()
 	var err := _conn.open(endpoint)
 	if err != OK:
 		push_warning("Cappy: cannot connect to %s: %s" % [endpoint, error_string(err)])
 		_conn = null
+		_release_now()
 		set_process(false)
 		set_physics_process(false)
 		return
@@ -202,11 +264,14 @@ func register_camera(camera_name: String, camera: Node) -> void:
 	_cameras[camera_name] = camera
 
 
-## Enables freeform recordings and replays. start is called with the
-## CappyOperation (kind "recording" or "replay") and must put the game in
-## the state a recording starts from, seeding its random number generators
-## from op.rng_seed; it may await. Input is recorded, or replayed, from the
-## first physics frame after it returns.
+## Declares that the game resets itself for each recording and replay:
+## start is called with the CappyOperation (kind "recording" or "replay")
+## and must put the game in the state a recording starts from, seeding its
+## random number generators from op.rng_seed; it may await. Input is
+## recorded, or replayed, from the frame after it returns. Without it the
+## game records and replays all the same, and crosscode-mcp starts a new
+## game process for each recording and replay (hello advertises
+## "resets_itself" with it). Call it before the first frame.
 func set_freeform(start: Callable) -> void:
 	_freeform_start = start
 
@@ -241,7 +306,9 @@ func add_axis2d(axis_name: String, negative_x: String, positive_x: String, negat
 
 
 ## Offers the mouse to agents (kind "pointer"): x, y in the pixels of the
-## game's frames become mouse motion and button events.
+## game's frames become mouse motion and button events. The addon offers
+## it as "pointer" by default (hide_action("pointer") takes it away); call
+## this for another name or description.
 func add_pointer(description: String = "", action_name: String = "pointer") -> void:
 	_actions.add_pointer(action_name, description)
 	_actions_changed()
@@ -259,17 +326,26 @@ func current_operation() -> CappyOperation:
 	return _op if _launched else null
 
 
+## Whether the game is held (between operations and between an agent's
+## steps nothing of it runs).
+func is_held() -> bool:
+	return _held or _hold_pending
+
+
+# The first thing of each frame's _process: the controller's messages.
 func _process(_delta: float) -> void:
 	if _conn == null:
 		return
 	for w in _conn.take_warnings():
 		push_warning("Cappy: " + w)
 	if not _hello_sent:
-		# The first frame: the game's _ready has registered what it has.
+		if not _frame_step_known():
+			return
+		# The game's _ready has registered what it has.
 		_hello_sent = true
 		_actions_sent = _actions_message()
 		_conn.begin(JSON.stringify(_hello()), _registry(), _actions_sent)
-	elif Engine.get_process_frames() % 60 == 0 and _bindings.is_empty():
+	elif Engine.get_process_frames() % 60 == 0 and _devices.is_empty():
 		_actions_changed() # the game may change its InputMap at any time
 	var state := _conn.state()
 	for m in _conn.take():
@@ -281,98 +357,317 @@ func _process(_delta: float) -> void:
 		_lost("the controller closed the connection (%s)" % _conn.close_reason())
 
 
+# Whether the frame step is known. The first frames tell it: with a fixed
+# frame step at the physics rate each frame is one physics frame and the
+# physics interpolation fraction stays exactly 0; on the wall clock it does
+# not (the game is held meanwhile, which changes neither).
+func _frame_step_known() -> bool:
+	if _detect_left <= 0:
+		return true
+	var pf := Engine.get_physics_frames()
+	if _detect_pf >= 0 and (pf - _detect_pf != 1 or Engine.get_physics_interpolation_fraction() != 0.0):
+		_detect_ok = false
+	_detect_pf = pf
+	_detect_left -= 1
+	if _detect_left > 0:
+		return false
+	fixed_step = _detect_ok
+	if not fixed_step:
+		push_warning("Cappy: " + _wall_clock_note())
+	return true
+
+
+func _wall_clock_note() -> String:
+	return "the engine runs on the wall clock's frame times, so _process, Timer nodes and Tweens do not run exactly a step's time, and replays may differ: start Godot with --fixed-fps %d (its physics ticks per second)" % Engine.physics_ticks_per_second
+
+
+# The first thing of each physics frame, before the game's: the hold asked
+# at the end of the frame before begins (the tree pauses), and what waited
+# for the whole frame before to be over goes out.
 func _physics_process(delta: float) -> void:
+	if _conn == null:
+		return
+	if _hold_pending:
+		_hold_pending = false
+		_tree_was_paused = get_tree().paused
+		get_tree().paused = true
+		_held = true
 	if _op == null or not _launched or not _op.is_active():
 		return
-	if _scaled and absf(delta - _base_time_scale / _base_tps) > 1e-9:
+	if _armed and _held:
+		_op._hold_frame() # the operation's clock stands still
+	elif _scaled and delta != 0.0 and absf(delta - _base_time_scale / _base_tps) > 1e-9:
 		_end(_op, "failed", "SIMULATION_CHANGED", "the physics step became %s s instead of %s s while the operation ran at timeScale %s: the game changed Engine.time_scale or physics_ticks_per_second, so a replay would not be the same simulation" % [delta, _base_time_scale / _base_tps, _op.time_scale])
 		return
-	if _arm_pending:
-		_arm_pending = false
-		_arm()
-	elif _held and _armed:
-		_op._hold_frame()
-
-
-# At the end of each physics frame, after the game's: a replay's input
-# goes in where the recording's arrived, between this frame and the next
-# (Input makes an action pressed now "just pressed" in the next physics
-# frame, as it did for the player's).
-func _late_physics_process() -> void:
-	if _op == null or not _launched or not _armed:
+	if _finish_pending:
+		_finish_pending = false
+		_finish()
 		return
+	if not _stepped_pending.is_empty():
+		var id := _stepped_pending
+		_stepped_pending = ""
+		_stepped(_op, id)
 	if _picture_due:
 		_picture_wait += 1
 		if _picture_wait > PICTURE_WAIT_FRAMES:
-			push_warning("Cappy: no frame was drawn for a step's picture within %d physics frames; going on without it" % PICTURE_WAIT_FRAMES)
+			push_warning("Cappy: no frame was drawn for a step's picture within %d frames; going on without it" % PICTURE_WAIT_FRAMES)
 			_frames.skip_step_picture()
+
+
+# The last thing of each frame's _process, after the game's: where a
+# recording, a replay or a scenario starts running, where an agent's step
+# and a replay put their input in (the game sees it in the next frame, as
+# it sees a player's keys), and where a step or an operation ends (held
+# from the next frame on).
+func _late_process() -> void:
+	if _op == null or not _launched or not _op.is_active():
+		return
+	if _op.kind == "scenario":
+		if is_held():
+			_release()
+			_pace(false)
+		return
+	if not _armed:
+		if _arm_pending:
+			_arm_pending = false
+			_arm()
+		elif is_held():
+			_release() # the start callable awaits: the game runs until it returns
+			_pace(false)
+		return
+	if _finish_pending:
 		return
 	if _op.control == "agent":
 		_agent_tick()
 	elif _op.kind == "replay":
-		var tick := _op.tick()
-		if _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick and _frames.active_for(_op):
-			# The recording held here for a step's picture: so does the
-			# replay, for the same picture; its input goes in after.
-			while _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick:
-				_next_step_end += 1
-			_hold()
+		_replay_tick()
+	elif _stop_pending:
+		_stop_pending = false
+		_request_hold()
+		_finish_pending = true
+
+
+# Holds the game from the next frame on: Engine.time_scale is 0 from now
+# (the frames to come, SceneTree timers included, get no time) and the
+# tree pauses as the next frame begins (nothing of this one is cut short).
+func _request_hold() -> void:
+	_set_pace(HELD_FPS)
+	if _held or _hold_pending:
+		return
+	_run_time_scale = Engine.time_scale
+	Engine.time_scale = 0.0
+	_hold_pending = true
+
+
+# Lets the game run from the next frame on: called at the end of a frame,
+# so that input parsed now reaches an unpaused game between the two.
+func _release() -> void:
+	if _hold_pending:
+		_hold_pending = false
+		_frames.changed()
+		Engine.time_scale = _run_time_scale
+		return
+	if not _held:
+		return
+	_held = false
+	_frames.changed()
+	get_tree().paused = _tree_was_paused
+	Engine.time_scale = _run_time_scale
+
+
+# The controller is gone: the game runs on as it would without the addon.
+func _release_now() -> void:
+	if _held or _hold_pending:
+		_hold_pending = false
+		if _held:
+			_held = false
+			get_tree().paused = _tree_was_paused
+		Engine.time_scale = _run_time_scale
+	_target_fps = 0
+	Engine.max_physics_steps_per_frame = _game_max_steps
+
+
+# How fast frames follow each other while the operation runs. With a fixed
+# frame step game time is the frames' count, not the wall clock's: an
+# agent's steps and replays run as fast as the machine goes, a player's
+# recording and a scenario in real time at the presentation's timeScale.
+func _pace(flat_out: bool) -> void:
+	if flat_out:
+		_set_pace(0)
+	else:
+		_set_pace(maxi(1, roundi(_base_tps * (_op.time_scale if _op != null else 1.0))))
+
+
+func _set_pace(fps: int) -> void:
+	_target_fps = fps
+
+
+# With a fixed frame step Godot never waits between frames (its max_fps
+# does not apply): the addon paces them itself, at _target_fps (0: as
+# fast as they go), waiting at the end of each frame as long as it needs.
+func _pace_frame() -> void:
+	if not fixed_step or _target_fps <= 0:
+		_next_frame_usec = 0
+		return
+	var now := Time.get_ticks_usec()
+	var period := 1000000 / _target_fps
+	if _next_frame_usec == 0 or now - _next_frame_usec > 4 * period:
+		_next_frame_usec = now # a start, or a stall: no catching up
+	_next_frame_usec += period
+	if _next_frame_usec > now:
+		OS.delay_usec(_next_frame_usec - now)
+
+
+# Parses input for the game to see in the next frame: left in Input's
+# buffer, it is flushed between the two frames, where a player's keys
+# come in (pressed and just pressed in the next _physics_process and
+# _process, delivered to _input and GUI shortcuts then).
+func _inject(events: Array) -> void:
+	if events.is_empty():
+		return
+	var accumulated := Input.use_accumulated_input
+	Input.use_accumulated_input = true
+	for e: InputEvent in events:
+		Input.parse_input_event(e)
+	Input.use_accumulated_input = accumulated
+
+
+# The start of a recording or replay (the end of the frame its start
+# callable returned in): its clock starts here at 0, input starts from
+# nothing held, and recording begins.
+func _arm() -> void:
+	_armed = true
+	_op._start_clock(1000.0 / _base_tps)
+	for action: StringName in InputMap.get_actions():
+		Input.action_release(action)
+	if _op.control == "agent" or _op.kind == "replay" and _replay.get("control") == "agent":
+		_bind_to_agent()
+	if _op.control == "agent":
+		# The agent's steps are the input, recorded as they go in; the
+		# window's own (a player's keys) is not. The game waits, held.
+		_inputs = []
+		_step_ends = []
+		_goal_ms = 0.0
+		_step_end = 0
+		_actions.release_all()
+		_request_hold()
+	elif _op.kind == "recording":
+		_inputs = []
+		get_tree().root.window_input.connect(_record_input)
+		_release()
+		_pace(false)
+	else:
+		_next_input = 0
+		_next_step_end = 0
+		_release()
+		_pace(true)
+		_replay_tick()
+
+
+# While an agent plays (and in the replay of its play), the game's actions
+# are bound to the agent's device: a player's keys, buttons and sticks do
+# not press them, nor does a key the agent types as text; the agent's keys
+# (AgentActions.AGENT_DEVICE) do, through the InputMap as a player's would.
+func _bind_to_agent() -> void:
+	for action: StringName in InputMap.get_actions():
+		if String(action).begins_with("ui_"):
+			continue
+		for e: InputEvent in InputMap.action_get_events(action):
+			if not _devices.has(e):
+				_devices[e] = e.device
+				e.device = AgentActions.AGENT_DEVICE
+
+
+func _unbind_from_agent() -> void:
+	for e: InputEvent in _devices:
+		if is_instance_valid(e):
+			e.device = _devices[e]
+	_devices = {}
+
+
+# A player's input, as the window received it (between two frames): the
+# next frame is the first to see it.
+func _record_input(event: InputEvent) -> void:
+	if _op == null or not _armed or _op.kind != "recording" or _op.control == "agent":
+		return
+	var d := Codec.encode_event(event)
+	if not d.is_empty():
+		_inputs.append([_op.tick() + 1, d])
+
+
+# A replay, at the end of each frame: the input the next frame saw in the
+# recording goes in, a step picture is taken where the recording took one,
+# and the replay ends with the recording's last frame.
+func _replay_tick() -> void:
+	var tick := _op.tick()
+	var inputs: Array = _replay["inputs"]
+	var batch: Array[InputEvent] = []
+	while _next_input < inputs.size() and int(inputs[_next_input][0]) <= tick + 1:
+		var e := Codec.decode_event(inputs[_next_input][1])
+		if e != null:
+			batch.append(e)
+		_next_input += 1
+	_inject(batch)
+	if _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick:
+		while _next_step_end < _step_ends.size() and _step_ends[_next_step_end] <= tick:
+			_next_step_end += 1
+		if _frames.active_for(_op):
 			_picture_due = true
 			_picture_wait = 0
 			_frames.step_picture(_op, func() -> void: _picture_due = false)
-			return
-		_release()
-		_inject(tick)
+	if tick >= int(_replay["ticks"]):
+		_request_hold()
+		_finish_pending = true
 
 
-# Agent play, at the end of each physics frame: the running step counts
-# its frames and holds the simulation after its last; a step waiting
-# begins (its input goes in now, between this frame and the next, where
-# a replay puts it); otherwise the simulation stays held.
+# Agent play, at the end of each frame: a running step ends with its last
+# frame (held from the next), and a step waiting begins (its input goes in
+# now, for the next frame to see).
 func _agent_tick() -> void:
-	if _step_left > 0:
-		_step_left -= 1
-		if _step_left == 0:
-			_hold()
-			_end_step()
+	if _step_running:
+		if _op.tick() >= _step_end:
+			_step_running = false
+			_request_hold()
+			_end_step(true)
 		return
-	if not _step.is_empty():
+	if not _step.is_empty() and not _picture_due:
 		_begin_step()
-		return
-	_hold()
+
+
+# Frames a step waiting would run (0: it applies and looks).
+func _step_frames(ms: float) -> int:
+	return roundi((_goal_ms + ms) / _op._tick_ms) - _op.tick()
 
 
 func _begin_step() -> void:
 	var s := _step
 	_step = {}
 	var tick := _op.tick()
+	var frames := _step_frames(float(s["ms"]))
 	_goal_ms += float(s["ms"])
-	var frames := roundi(_goal_ms / _op._tick_ms) - tick
 	var events: Array = s["events"]
 	if frames <= 0:
-		# Apply and look: the input goes in at the start of the next step
-		# that runs the simulation.
+		# Apply and look: the input goes in with the next step that runs.
 		_deferred.append_array(events)
-		_hold()
-		_end_step()
+		_end_step(false)
 		return
 	var all: Array[InputEvent] = _deferred.duplicate()
 	all.append_array(events)
 	_deferred.clear()
-	# Released first: a paused tree does not deliver input to the game's
-	# _input callbacks.
-	_release()
 	for e: InputEvent in all:
-		_inputs.append([tick, Codec.encode_event(e)])
-		Input.parse_input_event(e)
-		Input.flush_buffered_events()
-	_actions.applied(all)
-	_step_left = frames
+		_inputs.append([tick + 1, Codec.encode_event(e)])
+	_release()
+	_pace(true)
+	_inject(all)
+	_step_end = tick + frames
+	_step_running = true
 
 
-# The step is over and the simulation held: its picture (when frames were
-# asked), then stepped.
-func _end_step() -> void:
+# The step is over (ran: its last frame is running; the game is held from
+# the next): its picture (when frames were asked) at the next draw, which
+# shows where it ended, then stepped; without pictures, stepped goes as
+# the next frame begins, after every event of this one.
+func _end_step(ran: bool) -> void:
 	var tick := _op.tick()
 	if _step_ends.is_empty() or _step_ends[-1] != tick:
 		_step_ends.append(tick)
@@ -383,7 +678,9 @@ func _end_step() -> void:
 		_picture_wait = 0
 		_frames.step_picture(op, func() -> void:
 			_picture_due = false
-			_stepped(op, id))
+			_stepped(op, id), not ran and _held)
+	elif ran:
+		_stepped_pending = id
 	else:
 		_stepped(op, id)
 
@@ -395,28 +692,10 @@ func _stepped(op: CappyOperation, id: String) -> void:
 	_send({"type": "stepped", "op": op.id, "id": id, "t": snappedf(op.presented_time_ms(), 0.001), "simT": snappedf(op.sim_time_ms(), 0.001)})
 
 
-# Holds the simulation: the tree pauses and the operation's clock stops.
-func _hold() -> void:
-	if _held:
-		return
-	_held = true
-	_tree_was_paused = get_tree().paused
-	get_tree().paused = true
-	_frames.set_held(true)
-
-
-func _release() -> void:
-	if not _held:
-		return
-	_held = false
-	get_tree().paused = _tree_was_paused
-	_frames.set_held(false)
-
-
 func _hello() -> Dictionary:
-	var caps: Array[String] = ["scenarios", "time_scale"]
+	var caps: Array[String] = ["scenarios", "time_scale", "freeform_recording", "replay", "input", "seed", "config_events"]
 	if _freeform_start.is_valid():
-		caps.append_array(["freeform_recording", "replay", "input"])
+		caps.append("resets_itself")
 	if inspect_enabled:
 		caps.append("inspect")
 	if not _cameras.is_empty():
@@ -455,10 +734,8 @@ func _registry_changed() -> void:
 		_conn.set_registry(_registry())
 
 
-# The actions message ("" without capability input).
+# The actions message.
 func _actions_message() -> String:
-	if not _freeform_start.is_valid():
-		return ""
 	var view := _view_size()
 	return JSON.stringify({"type": "actions", "actions": _actions.catalogue(view)})
 
@@ -472,10 +749,9 @@ func _view_size() -> Vector2i:
 		int(ProjectSettings.get_setting("display/window/size/viewport_height", 648)))
 
 
-# Sends the actions again when they changed since the last time (only
-# when the hello advertised input: set_freeform came before it).
+# Sends the actions again when they changed since the last time.
 func _actions_changed() -> void:
-	if _conn == null or not _hello_sent or _actions_sent.is_empty():
+	if _conn == null or not _hello_sent:
 		return
 	var text := _actions_message()
 	if text != _actions_sent and not text.is_empty():
@@ -493,6 +769,7 @@ func _handle(m: Dictionary) -> void:
 					_shut("the controller welcomed protocol %s; this adapter speaks %d" % [m.get("protocol"), PROTOCOL_VERSION])
 					return
 				_welcomed = true # the connection's thread sent the registry
+				_set_signal_events(m.get("events"))
 				connected.emit()
 			"reject":
 				_shut("the controller rejected this game: %s: %s" % [m.get("code"), m.get("message")])
@@ -535,7 +812,7 @@ func _handle(m: Dictionary) -> void:
 
 
 # A step of an agent-controlled recording: checked now, begun at the end
-# of the next physics frame.
+# of this frame (a look that runs nothing, at once).
 func _on_step(op_id: String, m: Dictionary) -> void:
 	var id := str(m.get("id", ""))
 	if id.is_empty():
@@ -558,9 +835,9 @@ func _on_step(op_id: String, m: Dictionary) -> void:
 		return
 	_step_id = id
 	_step = {"id": id, "ms": float(ms), "events": built["events"]}
-	if float(ms) == 0.0 and _held and _armed and _step_left == 0 and not _picture_due:
-		# A look changes nothing in the held simulation: no need to wait
-		# for a physics frame (its input goes in with the next step's).
+	if _armed and not _step_running and not _picture_due and _stepped_pending.is_empty() and _step_frames(float(ms)) <= 0:
+		# A look changes nothing in the held game: no need to wait for the
+		# end of the frame (its input goes in with the next step's).
 		_begin_step()
 
 
@@ -662,9 +939,6 @@ func _prepare_scenario(op_id: String, m: Dictionary) -> void:
 func _prepare_replay(op_id: String, m: Dictionary) -> void:
 	if not _admit(op_id):
 		return
-	if not _freeform_start.is_valid():
-		_fail_request(op_id, "REPLAY_UNSUPPORTED", "this game does not play replays (no Cappy.set_freeform)")
-		return
 	var decoded := Codec.from_payload(m.get("replay"), game_id, Engine.physics_ticks_per_second)
 	if not decoded.has("recording"):
 		_fail_request(op_id, decoded["code"], decoded["message"])
@@ -673,7 +947,7 @@ func _prepare_replay(op_id: String, m: Dictionary) -> void:
 	if not _prepare_common(op, m):
 		return
 	_replay = decoded["recording"]
-	op.rng_seed = _replay["seed"]
+	op.rng_seed = _seed_of(m, _replay["seed"])
 	_step_ends = _replay["steps"]
 	_next_step_end = 0
 	_op = op
@@ -683,9 +957,6 @@ func _prepare_replay(op_id: String, m: Dictionary) -> void:
 func _record_start(op_id: String, m: Dictionary) -> void:
 	if not _admit(op_id):
 		return
-	if not _freeform_start.is_valid():
-		_fail_request(op_id, "CAPABILITY_MISSING", "this game does not support freeform recording (no Cappy.set_freeform)")
-		return
 	var control: Variant = m.get("control", "")
 	if control != null and control != "" and control != "agent":
 		_fail_request(op_id, "PROTOCOL_INVALID_MESSAGE", "record_start.control must be \"agent\", got %s" % JSON.stringify(control))
@@ -694,9 +965,18 @@ func _record_start(op_id: String, m: Dictionary) -> void:
 	op.control = "agent" if control == "agent" else ""
 	if not _prepare_common(op, m):
 		return
-	op.rng_seed = hash(op_id) & 0x7fffffff
+	op.rng_seed = _seed_of(m, _launch_seed)
 	_op = op
 	_launch()
+
+
+# The seed a record_start or prepare_replay carries (capability seed), or
+# fallback.
+static func _seed_of(m: Dictionary, fallback: int) -> int:
+	var s: Variant = m.get("seed")
+	if (s is int or s is float) and float(s) == floorf(float(s)) and absf(float(s)) < 9.0e15:
+		return int(s)
+	return fallback
 
 
 func _start(op_id: String) -> void:
@@ -719,6 +999,12 @@ func _launch() -> void:
 		_teardown("cancelled")
 		return
 	_frames.begin(op)
+	_frames.changed() # the operation's start may set the game up
+	_resolve_signals()
+	if not fixed_step:
+		# On the wall clock, at most one physics frame a frame: a step's
+		# frames are counted one by one.
+		Engine.max_physics_steps_per_frame = 1
 	operation_started.emit(op)
 	if op.kind == "scenario":
 		_run_scenario(op)
@@ -738,92 +1024,52 @@ func _run_scenario(op: CappyOperation) -> void:
 
 func _run_freeform(op: CappyOperation) -> void:
 	seed(op.rng_seed)
-	await _freeform_start.call(op)
+	if _freeform_start.is_valid():
+		await _freeform_start.call(op)
 	_check_script_errors()
 	if op.is_active():
 		_arm_pending = true
 
 
-# The first physics frame of a recording or replay: its clock starts, the
-# input starts from nothing held, and recording begins.
-func _arm() -> void:
-	_armed = true
-	_op._start_clock(1000.0 / _base_tps)
-	for action: StringName in InputMap.get_actions():
-		Input.action_release(action)
-	if _op.control == "agent" or _op.kind == "replay" and _replay.get("control") == "agent":
-		_unbind()
-	if _op.control == "agent":
-		# The agent's steps are the input, recorded as they go in; the
-		# window's own (a player's keys) is not.
-		_inputs = []
-		_step_ends = []
-		_goal_ms = 0.0
-		_actions.release_all()
-	elif _op.kind == "recording":
-		_inputs = []
-		get_tree().root.window_input.connect(_record_input)
-	else:
-		_next_input = 0
-
-
-# While an agent plays (and in the replay of its play), the agent's
-# actions lose their InputMap events: a player's keys, buttons and sticks
-# do not move them, nor does a key the agent types as text. The agent's
-# own input names its actions (InputEventAction) and still does.
-func _unbind() -> void:
-	for action: StringName in InputMap.get_actions():
-		if String(action).begins_with("ui_"):
-			continue
-		var events := InputMap.action_get_events(action)
-		if not events.is_empty():
-			_bindings[action] = events
-			InputMap.action_erase_events(action)
-
-
-func _rebind() -> void:
-	for action: StringName in _bindings:
-		if InputMap.has_action(action):
-			for e: InputEvent in _bindings[action]:
-				InputMap.action_add_event(action, e)
-	_bindings = {}
-
-
-func _record_input(event: InputEvent) -> void:
-	if _op == null or not _armed or _op.kind != "recording":
-		return
-	var d := Codec.encode_event(event)
-	if not d.is_empty():
-		_inputs.append([_op.tick(), d])
-
-
-func _inject(tick: int) -> void:
-	var inputs: Array = _replay["inputs"]
-	while _next_input < inputs.size() and int(inputs[_next_input][0]) <= tick:
-		# One at a time, as recorded: flushed at once, so Input does not
-		# merge them (accumulated input) before the game sees them.
-		Input.parse_input_event(Codec.decode_event(inputs[_next_input][1]))
-		Input.flush_buffered_events()
-		_next_input += 1
-	if tick >= int(_replay["ticks"]) and _op != null:
-		_op.summary.merge({"ticks": tick, "inputs": _next_input}, false)
-		_end(_op, "completed", "", "")
-
-
 func _stop() -> void:
 	var op := _op
 	op._request_stop()
-	match op.kind:
-		"recording":
-			_finish_recording(op)
-		"replay":
-			op.summary.merge({"ticks": op.tick(), "inputs": _next_input, "stopped": true}, false)
-			_end(op, "completed", "", "")
+	_replay_stopped = op.kind == "replay"
+	if not _armed:
+		_finish()
+	elif op.kind == "replay":
+		# It ends as the next frame begins, this one whole.
+		_request_hold()
+		_finish_pending = true
+	elif op.control != "agent":
+		_stop_pending = true # a player's recording: with this frame
+	elif _step_running:
+		_request_hold()
+		_finish_pending = true
+	else:
+		_finish() # held: nothing more runs
+
+
+# Ends a recording or replay with its last whole frame.
+func _finish() -> void:
+	var op := _op
+	if op.kind == "recording":
+		_finish_recording(op)
+		return
+	op.summary.merge({"ticks": op.tick() if _armed else 0, "inputs": _next_input}, false)
+	if _replay_stopped:
+		op.summary["stopped"] = true
+	_end(op, "completed", "", "")
 
 
 func _finish_recording(op: CappyOperation) -> void:
+	var ticks := op.tick() if _armed else 0
+	var inputs: Array = []
+	for item: Array in _inputs:
+		if int(item[0]) <= ticks: # input after the last frame never reached the game
+			inputs.append(item)
 	var rec := {"format": Codec.FORMAT, "game": game_id, "seed": op.rng_seed,
-		"physicsTicksPerSecond": _base_tps, "ticks": op.tick() if _armed else 0, "inputs": _inputs}
+		"physicsTicksPerSecond": _base_tps, "ticks": ticks, "inputs": inputs, "fixedStep": fixed_step}
 	if op.control == "agent":
 		rec["control"] = "agent"
 		rec["steps"] = _step_ends
@@ -831,7 +1077,7 @@ func _finish_recording(op: CappyOperation) -> void:
 	if payload.has("error"):
 		_end(op, "failed", "REPLAY_INVALID", payload["error"])
 		return
-	op.summary.merge({"ticks": rec["ticks"], "inputs": _inputs.size(), "seed": op.rng_seed}, false)
+	op.summary.merge({"ticks": ticks, "inputs": inputs.size(), "seed": op.rng_seed}, false)
 	if op.control == "agent":
 		op.summary["steps"] = _step_ends.size()
 	if not _script_errors.is_empty():
@@ -874,13 +1120,17 @@ func _end(op: CappyOperation, status: String, code: String, message: String) -> 
 		if op.has_meta("replay"):
 			msg["replay"] = op.get_meta("replay")
 		op.summary.merge({"simMs": snappedf(op.sim_time_ms(), 0.001), "events": op.events}, false)
+		if not fixed_step:
+			op.summary["warnings"] = [_wall_clock_note()]
+		if not _event_problems.is_empty():
+			op.summary["eventProblems"] = _event_problems.slice(0, MAX_EVENT_PROBLEMS)
 		msg["summary"] = op.summary
 	_teardown(status)
 	_send(msg)
 
 
 # Ends the current operation locally: restores the presentation, stops
-# recording and frames, and tells the game.
+# recording and frames, holds the game again, and tells the game.
 func _teardown(status: String) -> void:
 	var op := _op
 	if op == null:
@@ -889,12 +1139,18 @@ func _teardown(status: String) -> void:
 	if _armed and op.kind == "recording" and op.control != "agent":
 		get_tree().root.window_input.disconnect(_record_input)
 	if op.control == "agent":
+		# The keys the agent held come up, as a player's would.
+		for e: InputEvent in _actions.release_events():
+			Input.parse_input_event(e)
+		Input.flush_buffered_events()
 		_actions.release_all()
-	_rebind()
-	_release()
+	_unbind_from_agent()
+	if _launched:
+		_request_hold()
 	_step_id = ""
 	_step = {}
-	_step_left = 0
+	_step_running = false
+	_stepped_pending = ""
 	_deferred.clear()
 	_step_ends = []
 	_next_step_end = 0
@@ -902,22 +1158,32 @@ func _teardown(status: String) -> void:
 	_launched = false
 	_armed = false
 	_arm_pending = false
+	_stop_pending = false
+	_finish_pending = false
+	_replay_stopped = false
 	_replay = {}
 	_frames.end()
 	_restore_presentation()
+	Engine.max_physics_steps_per_frame = _game_max_steps
 	op._finish(status)
 
 
+# The presentation: with a fixed frame step the game runs the very same
+# frames at any timeScale (only t, the frames' pacing and what they show
+# change); on the wall clock a timeScale s runs s times as many physics
+# frames a second, each as long in game time as at speed 1.
 func _apply_presentation(op: CappyOperation) -> void:
 	_base_tps = Engine.physics_ticks_per_second
-	_base_time_scale = Engine.time_scale
-	_scaled = op.time_scale != 1.0
+	_base_time_scale = _run_time_scale if is_held() else Engine.time_scale
+	_scaled = op.time_scale != 1.0 and not fixed_step
 	if _scaled:
-		# The same simulation at another speed: as many physics frames per
-		# simulated second, each as long in simulated time as at speed 1.
 		var tps := maxi(1, roundi(_base_tps * op.time_scale))
 		Engine.physics_ticks_per_second = tps
-		Engine.time_scale = _base_time_scale * tps / _base_tps
+		var ts := _base_time_scale * tps / _base_tps
+		if is_held():
+			_run_time_scale = ts
+		else:
+			Engine.time_scale = ts
 	_previous_camera = null
 	_presented_camera = null
 	if op.camera != "":
@@ -936,7 +1202,10 @@ func _apply_presentation(op: CappyOperation) -> void:
 func _restore_presentation() -> void:
 	if _scaled:
 		Engine.physics_ticks_per_second = _base_tps
-		Engine.time_scale = _base_time_scale
+		if is_held():
+			_run_time_scale = _base_time_scale
+		else:
+			Engine.time_scale = _base_time_scale
 		_scaled = false
 	if is_instance_valid(_previous_camera):
 		_previous_camera.call("make_current")
@@ -944,6 +1213,76 @@ func _restore_presentation() -> void:
 		(_presented_camera as Camera2D).enabled = false
 	_previous_camera = null
 	_presented_camera = null
+
+
+# The capture config's events (welcome.events, capability config_events):
+# {"NODE_PATH:signal": "EVENT_NAME"}, paths relative to the current
+# scene's root ("." for the root itself).
+func _set_signal_events(v: Variant) -> void:
+	_signals = {}
+	_event_problems = []
+	if v == null:
+		return
+	if not (v is Dictionary):
+		_event_problems.append("events must be an object of \"NODE_PATH:signal\": \"EVENT_NAME\"")
+		return
+	for key: Variant in v:
+		var event: Variant = v[key]
+		if not (key is String) or not (key as String).contains(":") or (key as String).ends_with(":") or not (event is String) or (event as String).is_empty():
+			_event_problems.append("events: %s: %s is not \"NODE_PATH:signal\": \"EVENT_NAME\"" % [JSON.stringify(key), JSON.stringify(event)])
+			continue
+		_signals[key] = event
+	_resolve_signals()
+
+
+# Connects the configured signals of the nodes there now (again at each
+# operation's start and when nodes come and go: scenes change).
+func _resolve_signals() -> void:
+	_resolve_queued = false
+	if _signals.is_empty():
+		return
+	var scene := get_tree().current_scene
+	var problems: Array[String] = []
+	for key: String in _signals:
+		var cut := key.rfind(":")
+		var path := key.substr(0, cut)
+		var signal_name := key.substr(cut + 1)
+		var node: Node = scene.get_node_or_null(NodePath(path)) if scene != null else null
+		if node == null:
+			problems.append("events: no node %s under the scene %s (for %s)" % [path, scene.get_path() if scene != null else NodePath("/root"), _signals[key]])
+			continue
+		if not node.has_signal(signal_name):
+			problems.append("events: %s (%s) has no signal %s (for %s)" % [path, node.get_class(), signal_name, _signals[key]])
+			continue
+		var handler := _on_game_signal.bind(_signals[key])
+		if not node.is_connected(signal_name, handler):
+			node.connect(signal_name, handler)
+	_event_problems = problems
+
+
+func _on_node_added(_node: Node) -> void:
+	if not _signals.is_empty():
+		_queue_resolve()
+
+
+func _queue_resolve() -> void:
+	if not _resolve_queued:
+		_resolve_queued = true
+		_resolve_signals.call_deferred()
+
+
+# One of the configured signals: an event of the running operation, its
+# arguments as the payload's args.
+func _on_game_signal(...args: Array) -> void:
+	var event: String = args.pop_back()
+	var op := _op
+	if op == null or not _launched or not op.is_active():
+		return
+	var budget := {"left": 10000}
+	var values: Array = []
+	for a: Variant in args:
+		values.append(Inspector._json(a, 0, budget))
+	op.emit_event(event, {"args": values})
 
 
 func _check_script_errors() -> void:
@@ -962,6 +1301,7 @@ func _lost(why: String, exit_code: int = 0) -> void:
 	_ended = true
 	if _op != null:
 		_teardown("cancelled")
+	_release_now()
 	push_warning("Cappy: " + why)
 	disconnected.emit(why)
 	if quit_on_disconnect:
@@ -986,16 +1326,17 @@ static func _slug(s: String) -> String:
 	return out if not out.is_empty() else "godot-game"
 
 
-## Runs after every other node's _physics_process.
+## Runs after every other node's _process.
 class LateTick extends Node:
 	var cappy: Node
 
 	func _ready() -> void:
 		process_mode = Node.PROCESS_MODE_ALWAYS
-		process_physics_priority = 1 << 30
+		process_priority = 1 << 30
 
-	func _physics_process(_delta: float) -> void:
-		cappy._late_physics_process()
+	func _process(_delta: float) -> void:
+		cappy._late_process()
+		cappy._pace_frame()
 
 
 ## Records GDScript errors (from any thread) for the operation in progress.

@@ -17,8 +17,7 @@ var _mime := "image/jpeg"
 var _next_t := 0.0
 var _last_t := -INF
 var _step_done := Callable() # a step picture is due at the next draw
-var _held := false # the simulation is held
-var _held_drawn := false # and the last draw shows it held
+var _drawn := false # a draw since the game last changed (changed())
 
 
 ## Connects to the renderer, when there is one.
@@ -67,24 +66,27 @@ func width_for(op: RefCounted) -> int:
 	return mini(int(_cappy.get_viewport().get_visible_rect().size.x), _max_width)
 
 
-## Tells whether the simulation is held (nothing changes until it is
-## released).
-func set_held(held: bool) -> void:
-	_held = held
-	_held_drawn = false
-
-
-## Sends a frame with reason "step" of the held state, beside the rate,
-## then calls done: at once when a draw since the hold shows it already,
-## else at the next draw.
-func step_picture(op: RefCounted, done: Callable) -> void:
+## Sends a frame with reason "step" at the next draw (beside the rate),
+## then calls done. The addon asks for it as the step's last game frame
+## runs, so the draw that follows shows where the step ended (a replay
+## asks at the same game frame, and gets the same picture); a look asks
+## while the game is held (held), and takes the last draw's when that one
+## came after the game last changed.
+func step_picture(op: RefCounted, done: Callable, held: bool = false) -> void:
 	if not active_for(op):
 		done.call()
 		return
-	if _held_drawn:
+	if held and _drawn:
+		# The game is held and the last draw shows it: no need to wait.
 		_step_now(done)
 		return
 	_step_done = done
+
+
+## Says the game may change from now on (it runs, or an operation's start
+## set it up): the last draw may no longer show it.
+func changed() -> void:
+	_drawn = false
 
 
 ## A frame beside the rate, when the rate allows (at most twice the asked
@@ -109,7 +111,7 @@ func _on_frame_post_draw() -> void:
 	if _op == null or not _op.is_active():
 		return
 	var t: float = _op.presented_time_ms()
-	_held_drawn = _held
+	_drawn = true
 	if _step_done.is_valid():
 		var done := _step_done
 		_step_done = Callable()

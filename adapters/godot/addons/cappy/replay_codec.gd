@@ -1,18 +1,23 @@
 extends RefCounted
 ## Cappy Godot replays: the input events of a freeform recording, each
-## stamped with the physics frame (counted from the recording's first
-## frame) at which the game received it, plus the RNG seed and the physics
-## rate; for a recording an agent played in steps, also the physics frames
-## at which its steps ended ("steps"), where a replay with frames holds
-## the simulation for a picture as the recording did. Sent to the controller as an inline replay: base64 with its
-## SHA-256, gzip-compressed when the JSON would pass the 1 MiB limit.
+## stamped with the game frame (counted from the recording's start, the
+## first frame being 1) that first saw it: the event reached the game
+## between that frame and the one before, as a player's key does. Also the
+## RNG seed and the physics rate; for a recording an agent played in steps,
+## the frames at which its steps ended ("steps"), where a replay with
+## frames takes the same step pictures. Sent to the controller as an inline
+## replay: base64 with its SHA-256, gzip-compressed when the JSON would
+## pass the 1 MiB limit. Format v1 (the addon before frames were counted
+## this way) stamped the frame before; it is read, one frame later.
 ##
 ## Input events are encoded field by field (never as serialized objects,
 ## so a replay cannot make the game instantiate anything): keys, actions,
 ## mouse buttons and motion, joypad buttons and motion, touch and drag.
 
-const FORMAT := "cappy-godot/v1"
-const FORMAT_GZIP := "cappy-godot/v1+gzip"
+const FORMAT := "cappy-godot/v2"
+const FORMAT_GZIP := "cappy-godot/v2+gzip"
+const FORMAT_V1 := "cappy-godot/v1"
+const FORMAT_V1_GZIP := "cappy-godot/v1+gzip"
 const MAX_INLINE_BYTES := 1 << 20
 ## A compressed replay may expand to at most this much.
 const MAX_JSON_BYTES := 64 << 20
@@ -181,13 +186,14 @@ static func from_payload(r: Variant, game_id: String, ticks_per_second: int) -> 
 	if got != want:
 		return _refusal("REPLAY_INVALID", "replay SHA-256 is %s, expected %s" % [got, want])
 	var format := str(r.get("format", FORMAT))
-	if format == FORMAT_GZIP:
+	if format == FORMAT_GZIP or format == FORMAT_V1_GZIP:
 		data = data.decompress_dynamic(MAX_JSON_BYTES, FileAccess.COMPRESSION_GZIP)
-	elif format != FORMAT:
+	elif format != FORMAT and format != FORMAT_V1:
 		return _refusal("REPLAY_UNSUPPORTED", "replay format %s is not %s" % [format, FORMAT])
 	var rec: Variant = JSON.parse_string(data.get_string_from_utf8())
-	if not (rec is Dictionary) or rec.get("format") != FORMAT:
+	if not (rec is Dictionary) or (rec.get("format") != FORMAT and rec.get("format") != FORMAT_V1):
 		return _refusal("REPLAY_UNSUPPORTED", "not a %s replay" % FORMAT)
+	var v1: bool = rec.get("format") == FORMAT_V1
 	if rec.get("game") != game_id:
 		return _refusal("REPLAY_UNSUPPORTED", "the replay is of game %s, this is %s" % [rec.get("game"), game_id])
 	if int(rec.get("physicsTicksPerSecond", 0)) != ticks_per_second:
@@ -202,7 +208,10 @@ static func from_payload(r: Variant, game_id: String, ticks_per_second: int) -> 
 		if not (item is Array) or item.size() != 2 or not (item[0] is float or item[0] is int) or not (item[1] is Dictionary):
 			return _refusal("REPLAY_INVALID", "replay input %d is not [frame, event]" % i)
 		var frame := int(item[0])
-		if frame < last or frame > int(ticks):
+		if v1:
+			frame += 1
+			item[0] = frame
+		if frame < last or frame > int(ticks) + (1 if v1 else 0):
 			return _refusal("REPLAY_INVALID", "replay input %d is at frame %d, out of order or past the end" % [i, frame])
 		if decode_event(item[1]) == null:
 			return _refusal("REPLAY_INVALID", "replay input %d is of an unknown kind" % i)
@@ -220,6 +229,7 @@ static func from_payload(r: Variant, game_id: String, ticks_per_second: int) -> 
 	rec["steps"] = ends
 	rec["ticks"] = int(ticks)
 	rec["seed"] = int(rec.get("seed", 0))
+	rec["format"] = FORMAT
 	return {"recording": rec}
 
 

@@ -12,10 +12,14 @@ var typed := ""
 var pointer := Vector2.ZERO
 ## Over 256 KiB as JSON, for inspect's limit (big:0 is small).
 var big: Array[String] = []
-## How many InputMap events jump has (the space bar).
-var jump_keys: int:
+## Whether a player's space bar (the keyboard, device 0) presses jump.
+var space_jumps: bool:
 	get:
-		return InputMap.action_get_events("jump").size()
+		var space := InputEventKey.new()
+		space.keycode = KEY_SPACE
+		space.pressed = true
+		space.device = 0
+		return InputMap.event_is_action(space, "jump")
 
 var _last := {}
 var _op: CappyOperation

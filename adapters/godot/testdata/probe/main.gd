@@ -16,12 +16,12 @@ func _ready() -> void:
 	Cappy.register_scenario("required", _required, {"level": {"type": "string", "required": true}})
 	Cappy.register_scenario("codec", _codec)
 	Cappy.register_scenario("tamper", _tamper)
+	Cappy.connected.connect(_stall)
 
 
-# PROBE_STALL_MS blocks the main thread in the first frame (after the
-# addon's hello), as a slow first frame or a synchronous load would.
-func _process(_delta: float) -> void:
-	set_process(false)
+# PROBE_STALL_MS blocks the main thread as soon as the controller welcomed
+# the game, as a slow first frame or a synchronous load would.
+func _stall() -> void:
 	var stall := int(OS.get_environment("PROBE_STALL_MS"))
 	if stall > 0:
 		OS.delay_msec(stall)
