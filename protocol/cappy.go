@@ -30,8 +30,28 @@ const (
 	CapReplay            = "replay"
 	CapTimeScale         = "time_scale"
 	CapAlternateCameras  = "alternate_cameras"
+	// CapSeed: the adapter seeds the game's randomness with the integer
+	// seed that record_start and prepare_replay then carry (only to an
+	// adapter that advertises it).
+	CapSeed = "seed"
 	// CapFrames: see cappy_frames.go.
 )
+
+// The seeds a recording may have: an integer from 0 to MaxSeed (2^53-1,
+// so that every adapter's language holds it exactly, JavaScript's
+// numbers too). DefaultSeed is a recording's when none is asked.
+const (
+	MaxSeed     int64 = 1<<53 - 1
+	DefaultSeed int64 = 1
+)
+
+// CheckSeed checks a seed's range; it returns nil or a *FieldError.
+func CheckSeed(seed int64) error {
+	if seed < 0 || seed > MaxSeed {
+		return fieldErr("seed", "must be an integer from 0 to %d, got %d", MaxSeed, seed)
+	}
+	return nil
+}
 
 // Cappy error and reject codes.
 const (
@@ -246,6 +266,9 @@ type RecordStart struct {
 	Op      string         `json:"op"`
 	Frames  *FramesRequest `json:"frames,omitempty"`
 	Control string         `json:"control,omitempty" jsonschema:"enum=agent"`
+	// Seed seeds the game's randomness (only to an adapter that advertised
+	// CapSeed, and then always: DefaultSeed when none was asked).
+	Seed *int64 `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991"`
 }
 
 // PrepareReplay asks the adapter to get a replay ready.
@@ -255,6 +278,9 @@ type PrepareReplay struct {
 	Replay       *ReplayPayload `json:"replay"`
 	Presentation Presentation   `json:"presentation,omitempty"`
 	Frames       *FramesRequest `json:"frames,omitempty"`
+	// Seed is the recording's seed (only to an adapter that advertised
+	// CapSeed, and then always: DefaultSeed for a recording made without).
+	Seed *int64 `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991"`
 }
 
 // OpMessage is start, stop or cancel: {type, op}.
@@ -679,6 +705,18 @@ func DecodeControllerMessage(data []byte) (string, any, error) {
 	// Adapters should tolerate fields a newer controller adds.
 	if err := json.Unmarshal(data, v); err != nil {
 		return head.Type, nil, jsonFieldError(err, "")
+	}
+	var seed *int64
+	switch m := v.(type) {
+	case *RecordStart:
+		seed = m.Seed
+	case *PrepareReplay:
+		seed = m.Seed
+	}
+	if seed != nil {
+		if err := CheckSeed(*seed); err != nil {
+			return head.Type, nil, err
+		}
 	}
 	return head.Type, v, nil
 }

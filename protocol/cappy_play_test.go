@@ -19,6 +19,8 @@ var playGolden = map[string]struct {
 }{
 	"actions.json":              {"cappy-actions.json", true},
 	"record-start-agent.json":   {"cappy-record-start.json", false},
+	"record-start-seed.json":    {"cappy-record-start.json", false},
+	"prepare-replay-seed.json":  {"cappy-prepare-replay.json", false},
 	"step.json":                 {"cappy-step.json", false},
 	"stepped.json":              {"cappy-stepped.json", true},
 	"step-refused.json":         {"cappy-step-refused.json", true},
@@ -207,11 +209,54 @@ func FuzzDecodePlay(f *testing.F) {
 				}
 			}
 		}
-		if typ, v, err := DecodeControllerMessage(data); err == nil && typ == "step" {
-			s := v.(*Step)
-			if CheckStep(s, nil) == nil && (s.Ms < 0 || s.Ms > MaxStepMs || len(s.Actions) > MaxStepActions) {
-				t.Fatalf("CheckStep accepted %+v", s)
+		if typ, v, err := DecodeControllerMessage(data); err == nil {
+			switch m := v.(type) {
+			case *Step:
+				if CheckStep(m, nil) == nil && (m.Ms < 0 || m.Ms > MaxStepMs || len(m.Actions) > MaxStepActions) {
+					t.Fatalf("CheckStep accepted %+v", m)
+				}
+			case *RecordStart:
+				if m.Seed != nil && (*m.Seed < 0 || *m.Seed > MaxSeed) {
+					t.Fatalf("%s: accepted seed %d", typ, *m.Seed)
+				}
+			case *PrepareReplay:
+				if m.Seed != nil && (*m.Seed < 0 || *m.Seed > MaxSeed) {
+					t.Fatalf("%s: accepted seed %d", typ, *m.Seed)
+				}
 			}
 		}
 	})
+}
+
+// TestSeedRefusals: a seed is an integer from 0 to MaxSeed; record_start
+// and prepare_replay with another are refused, naming the field, and a
+// message without one decodes as before (older controllers send none).
+func TestSeedRefusals(t *testing.T) {
+	for _, in := range []string{
+		`{"type":"record_start","op":"op_1","seed":-1}`,
+		`{"type":"record_start","op":"op_1","seed":9007199254740992}`,
+		`{"type":"prepare_replay","op":"op_1","replay":{"kind":"inline","encoding":"base64","data":"","sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},"seed":-5}`,
+	} {
+		_, _, err := DecodeControllerMessage([]byte(in))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "seed" {
+			t.Errorf("%s: want a seed field error, got %v", in, err)
+		}
+	}
+	for _, in := range []string{`{"type":"record_start","op":"op_1","seed":1.5}`, `{"type":"record_start","op":"op_1","seed":"1"}`} {
+		if _, _, err := DecodeControllerMessage([]byte(in)); err == nil {
+			t.Errorf("%s: accepted", in)
+		}
+	}
+	_, v, err := DecodeControllerMessage([]byte(`{"type":"record_start","op":"op_1"}`))
+	if err != nil || v.(*RecordStart).Seed != nil {
+		t.Fatalf("no seed: %v %+v", err, v)
+	}
+	_, v, err = DecodeControllerMessage([]byte(`{"type":"record_start","op":"op_1","seed":9007199254740991}`))
+	if err != nil || *v.(*RecordStart).Seed != MaxSeed {
+		t.Fatalf("the largest seed: %v %+v", err, v)
+	}
+	if b, _ := json.Marshal(RecordStart{Type: "record_start", Op: "op_1"}); strings.Contains(string(b), "seed") {
+		t.Fatalf("a record_start without a seed carries one: %s", b)
+	}
 }
