@@ -40,6 +40,10 @@ type Capture struct {
 	FramesDropped FrameDrops      `json:"framesDropped"`
 	// Owner is the controller that ran it (see cappy's RecoverAbandoned).
 	Owner string `json:"-"`
+	// Seed is the seed of the game's randomness the adapter was given
+	// (a recording's, or the one a replay played with); nil when the
+	// adapter takes none.
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // FrameDrops counts the frames a controller dropped, by why: over the
@@ -67,8 +71,12 @@ type CaptureEvent struct {
 // CreateCapture records a new operation.
 func (s *Store) CreateCapture(ctx context.Context, c *Capture) error {
 	params, pres := orJSON(c.Parameters, "{}"), orJSON(c.Presentation, "{}")
-	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request, owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest), c.Owner)
+	var seed any
+	if c.Seed != nil {
+		seed = *c.Seed
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request, owner, seed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest), c.Owner, seed)
 	if err != nil {
 		return fmt.Errorf("create capture: %w", err)
 	}
@@ -181,15 +189,19 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 	return tx.Commit()
 }
 
-const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped, owner"
+const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped, owner, seed"
 
 func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
 	var c Capture
 	var params, pres, summary, framesReq, drops string
 	var created, started, ended int64
+	var seed sql.NullInt64
 	if err := row.Scan(&c.Op, &c.Kind, &c.Scenario, &params, &pres, &c.Status, &c.Code, &c.Message, &c.Game, &c.Adapter, &c.Build,
-		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops, &c.Owner); err != nil {
+		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops, &c.Owner, &seed); err != nil {
 		return nil, err
+	}
+	if seed.Valid {
+		c.Seed = &seed.Int64
 	}
 	if framesReq != "" {
 		c.FramesRequest = json.RawMessage(framesReq)

@@ -678,6 +678,11 @@ CREATE TABLE connections (
 ) WITHOUT ROWID;
 CREATE INDEX connections_by_instance ON connections (instance);
 `,
+	// 7: the seed of the game's randomness a recording was made with (and
+	// a replay played with), for adapters that take one; NULL otherwise.
+	`
+ALTER TABLE captures ADD COLUMN seed INTEGER;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

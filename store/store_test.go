@@ -439,3 +439,42 @@ func TestOpenOddPath(t *testing.T) {
 		t.Fatalf("the database is not at %s: %v", path, err)
 	}
 }
+
+// TestCaptureSeed: a capture's seed is kept as given, across a reopen of
+// the file, and a capture without one reads back without one.
+func TestCaptureSeed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "captures.db")
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, zero := int64(9007199254740991), int64(0)
+	for _, c := range []*Capture{
+		{Op: "op_seeded", Kind: "recording", Status: "running", CreatedAt: time.Now(), Seed: &seed},
+		{Op: "op_zero", Kind: "recording", Status: "running", CreatedAt: time.Now(), Seed: &zero},
+		{Op: "op_none", Kind: "scenario", Status: "running", CreatedAt: time.Now()},
+	} {
+		if err := s.CreateCapture(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for op, want := range map[string]*int64{"op_seeded": &seed, "op_zero": &zero, "op_none": nil} {
+		c, err := s.Capture(ctx, op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case want == nil && c.Seed != nil:
+			t.Errorf("%s: seed %d, want none", op, *c.Seed)
+		case want != nil && (c.Seed == nil || *c.Seed != *want):
+			t.Errorf("%s: seed %v, want %d", op, c.Seed, *want)
+		}
+	}
+}

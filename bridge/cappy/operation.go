@@ -50,6 +50,8 @@ type Operation struct {
 	Created      time.Time
 	// Control is ControlAgent for a recording the agent plays in steps.
 	Control string
+	// Seed is the seed the adapter was given (nil: it takes none).
+	Seed *int64
 
 	mu        sync.Mutex
 	status    string
@@ -406,6 +408,13 @@ type Request struct {
 	// Control ControlAgent makes a recording agent-controlled: it runs in
 	// Steps (the adapter must advertise protocol.CapInput).
 	Control string
+	// Seed seeds the game's randomness: a recording's (nil:
+	// protocol.DefaultSeed), or for a replay its recording's. It reaches
+	// only an adapter that advertises protocol.CapSeed, which always gets
+	// one; a recording asked for a seed of an adapter without it is
+	// refused with CAPABILITY_MISSING (a replay is not: its recording's
+	// seed is what it is).
+	Seed *int64
 }
 
 // Start begins an operation: it checks the request against the adapter
@@ -443,6 +452,20 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	}
 	if err := o.Presentation.Check(a.hello.HasCapability); err != nil {
 		return nil, codedError(err)
+	}
+	switch seeded := a.hello.HasCapability(protocol.CapSeed); {
+	case r.Seed != nil && protocol.CheckSeed(*r.Seed) != nil:
+		return nil, errorf(protocol.CappyInvalidParameters, "%v", protocol.CheckSeed(*r.Seed))
+	case r.Kind == KindScenario && r.Seed != nil:
+		return nil, errorf(protocol.CappyInvalidParameters, "a seed is for recordings (and their replays), not scenarios")
+	case r.Kind == KindRecording && r.Seed != nil && !seeded:
+		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be seeded (leave seed out)", protocol.CapSeed)
+	case seeded && r.Kind != KindScenario:
+		seed := protocol.DefaultSeed
+		if r.Seed != nil {
+			seed = *r.Seed
+		}
+		o.Seed = &seed
 	}
 	var frames *protocol.FramesRequest
 	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) {
@@ -484,7 +507,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		if !a.hello.HasCapability(protocol.CapFreeformRecording) {
 			return nil, errorf(protocol.CappyCapabilityMissing, "the adapter does not advertise %q", protocol.CapFreeformRecording)
 		}
-		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control}
+		first = protocol.RecordStart{Type: "record_start", Op: o.ID, Frames: frames, Control: r.Control, Seed: o.Seed}
 		o.status = StatusStarting
 	case KindReplay:
 		if !a.hello.HasCapability(protocol.CapReplay) {
@@ -494,7 +517,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation), Frames: frames}
+		first = protocol.PrepareReplay{Type: "prepare_replay", Op: o.ID, Replay: payload, Presentation: presentationOrNil(o.Presentation), Frames: frames, Seed: o.Seed}
 		o.status = StatusPreparing
 	default:
 		return nil, fmt.Errorf("cappy: unknown operation kind %q", r.Kind)
@@ -503,7 +526,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	pres, _ := json.Marshal(o.Presentation)
 	capt := &store.Capture{Op: o.ID, Kind: o.Kind, Scenario: o.Scenario, Parameters: params, Presentation: pres, Status: o.status,
 		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created,
-		Owner: c.owner.id}
+		Owner: c.owner.id, Seed: o.Seed}
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
 	}

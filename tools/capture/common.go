@@ -120,10 +120,14 @@ type OpView struct {
 	Kind string `json:"kind"`
 	// Status is preparing, starting, running, stopping (still going: call
 	// get_capture with waitSeconds), completed, failed or cancelled.
-	Status     string  `json:"status"`
-	Code       string  `json:"code,omitempty"`
-	Message    string  `json:"message,omitempty"`
-	Scenario   string  `json:"scenario,omitempty"`
+	Status   string `json:"status"`
+	Code     string `json:"code,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Scenario string `json:"scenario,omitempty"`
+	// Seed is the seed of the game's randomness it ran with (a
+	// recording's; a replay plays with its recording's), for games that
+	// take one.
+	Seed       *int64  `json:"seed,omitempty"`
 	Events     int64   `json:"events"`
 	LastT      float64 `json:"lastT"`
 	DurationMs int64   `json:"durationMs,omitempty"`
@@ -177,7 +181,7 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 		return nil, err
 	}
 	v := &OpView{Op: c.Op, Kind: c.Kind, Status: c.Status, Code: sanitize.Line(c.Code, 80), Message: sanitize.Line(c.Message, 500), Scenario: c.Scenario,
-		Events: c.Events, LastT: c.LastT, Timeline: []EventView{}}
+		Seed: c.Seed, Events: c.Events, LastT: c.LastT, Timeline: []EventView{}}
 	if c.StartedAt != nil {
 		end := time.Now()
 		if c.EndedAt != nil {

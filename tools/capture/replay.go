@@ -63,7 +63,7 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			onEvent, endProgress := progress(ctx, req)
 			defer endProgress() // the operation may outlive the call
 			frames := s.FramesRequest(framesArg(in.Frames))
-			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres,
+			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindReplay, Replay: stored, ReplayOf: rec.Op, Presentation: pres, Seed: rec.Seed,
 				Timeout: time.Duration(in.TimeoutSeconds) * time.Second, OnEvent: onEvent, Frames: frames})
 			if err != nil {
 				return nil, err
