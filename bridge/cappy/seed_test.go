@@ -19,7 +19,7 @@ func seededRecording(t *testing.T, e *env, a *testAdapter, seed *int64) (*Operat
 		t.Fatal(err)
 	}
 	a.expect(t, "stop")
-	a.send(t, map[string]any{"type": "completed", "op": o.ID, "replay": inlineReplay([]byte("steps of "+o.ID))})
+	a.send(t, map[string]any{"type": "completed", "op": o.ID, "replay": inlineReplay([]byte("steps of " + o.ID))})
 	wantOutcome(t, e, o, StatusCompleted, "")
 	return o, rs
 }
