@@ -107,7 +107,8 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
 	case len(sc.GameCommand) == 0 && game.Web():
-		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger}
+		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
+			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: pageGameID(game.Serve, game.URL), Version: sc.Version}
 		if game.Serve != "" {
 			b.Serve = game.Serve
 			if !filepath.IsAbs(b.Serve) {
