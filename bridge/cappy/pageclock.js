@@ -278,6 +278,7 @@
       return out;
     },
     newStep() { consoleCalls = 0; },
+    pending() { return pending; },
     forgetPending() { generation++; pending = 0; },
     // inspect answers a query: '' what there is, 'text' the state as
     // render_game_to_text() gives it, a dotted path a member of its JSON.

@@ -339,12 +339,13 @@ func (d *pageDriver) record(m *protocol.RecordStart) {
 		return
 	}
 	op.started = true
-	// Frame 0 at page time 0: an agent's first step (of 0 ms) pictures it.
-	if err := d.advance(op, 0, !op.agent); err != nil {
-		d.fault(op, err)
-		return
-	}
+	// Frame 0, at page time 0, runs in the agent's first step (with what
+	// the page reported while it loaded), or here for a free recording.
 	if !op.agent {
+		if err := d.advance(op, 0, true); err != nil {
+			d.fault(op, err)
+			return
+		}
 		d.runFree(op)
 	}
 }

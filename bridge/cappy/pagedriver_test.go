@@ -3,6 +3,7 @@ package cappy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,11 @@ func pageRecording(t *testing.T, s *Service, seed int64) *Operation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, op, StatusRunning)
+	for deadline := time.Now().Add(30 * time.Second); op.Status().Status != StatusRunning; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) || Final(op.Status().Status) {
+			t.Fatalf("the recording is %+v, not running; the game's log:\n%s", op.Status(), s.Launcher.Tail(3000))
+		}
+	}
 	return op
 }
 
@@ -68,7 +73,7 @@ func step(t *testing.T, s *Service, op *Operation, ms float64, in ...protocol.Ac
 
 // gameState is the test game's render_game_to_text().
 type gameState struct {
-	Hero struct{ X, Y float64 }
+	Hero                  struct{ X, Y float64 }
 	Score, Frames, Clicks int
 	Pickups               []struct{ X, Y float64 }
 	Now                   float64
@@ -277,3 +282,48 @@ func TestPageDriverQueries(t *testing.T) {
 }
 
 var _ = store.CaptureEvent{}
+
+// TestPageDriverFaults: a page that hangs inside a frame, opens a dialog
+// or a popup, navigates away or floods the console ends the step and the
+// operation with a clear code and the browser gone; the next recording
+// launches it afresh. A page that throws on load says so at page time 0.
+func TestPageDriverFaults(t *testing.T) {
+	s := pageService(t, "/?throw=1", AdapterPage)
+	for _, tc := range []struct{ key, code string }{
+		{"KeyL", protocol.CappyAdapterUnresponsive},
+		{"KeyP", CodePageDialog},
+		{"KeyO", CodePagePopup},
+		{"KeyN", CodePageNavigated},
+		{"KeyF", CodePageConsoleFlood},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			op := pageRecording(t, s, 1)
+			t.Cleanup(func() { s.Controller.Cancel(op) })
+			r := step(t, s, op, 0)
+			if len(r.Events) != 1 || r.Events[0].Event != "PAGE_ERROR" || r.Events[0].T != 0 || !strings.Contains(string(r.Events[0].Payload), "broken on load") {
+				t.Fatalf("the error on load: %+v", r.Events)
+			}
+			pid := s.Launcher.Info().PID
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			_, err := s.Controller.Step(ctx, op, []protocol.ActionInput{key(tc.key, true)}, 100)
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Code != tc.code {
+				t.Fatalf("step: %v, want %s", err, tc.code)
+			}
+			if out := op.Wait(ctx); out.Status != StatusFailed || out.Code != tc.code || out.Message == "" {
+				t.Fatalf("operation %+v", out)
+			}
+			select {
+			case <-s.Launcher.Exited():
+			case <-ctx.Done():
+				t.Fatal("the browser was not closed")
+			}
+			for deadline := time.Now().Add(20 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the browser (pid %d) still runs", pid)
+				}
+			}
+		})
+	}
+}

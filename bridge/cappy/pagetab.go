@@ -251,7 +251,7 @@ func (t *pageTab) result(ctx context.Context, obj *runtime.RemoteObject, exc *ru
 		return nil, f
 	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && (ctx.Err() != nil || strings.Contains(err.Error(), "Execution was terminated")):
 		return nil, t.hung()
 	case err != nil:
 		return nil, &pageFault{Code: CodePageCrashed, Message: "the browser stopped answering: " + err.Error()}
@@ -339,17 +339,15 @@ func (t *pageTab) advance(to float64) (*pageState, error) {
 func (t *pageTab) settle() error {
 	deadline := time.Now().Add(pagePendingWait)
 	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
-		var st struct {
-			Pending int `json:"pending"`
-		}
-		obj, err := t.eval(t.ctx, "({pending: globalThis["+strconv.Quote(t.name)+"].state().pending})", true)
+		var pending int
+		obj, err := t.eval(t.ctx, "globalThis["+strconv.Quote(t.name)+"].pending()", true)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(obj.Value, &st); err != nil {
+		if err := json.Unmarshal(obj.Value, &pending); err != nil {
 			return err
 		}
-		if st.Pending == 0 {
+		if pending == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
