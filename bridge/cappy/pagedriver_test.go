@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/webgames"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -20,10 +20,7 @@ import (
 func pageService(t *testing.T, page, adapter string) *Service {
 	t.Helper()
 	sysdeps.Need(t, "chromium")
-	dir, err := filepath.Abs(filepath.Join("testdata", "pagegame"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := webgames.Dir(t, "pickup")
 	cfg := &CaptureConfig{Game: &GameConfig{Serve: dir, URL: page, Adapter: adapter}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -104,7 +101,7 @@ func TestPageDriverPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != PageAdapterName || a.Game != "pagegame" {
+	if a.Name != PageAdapterName || a.Game != "pickup" {
 		t.Fatalf("adapter %+v", a)
 	}
 	for _, c := range pageCapabilities {
@@ -325,5 +322,25 @@ func TestPageDriverFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPageDriverAuto: with game.adapter "auto" (the default), a page whose
+// own adapter says no hello within 5 s of its load is driven by the page
+// driver.
+func TestPageDriverAuto(t *testing.T) {
+	s := pageService(t, "/", "")
+	a, err := s.EnsureAdapter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.Launcher.(*BrowserLauncher)
+	if a.Name != PageAdapterName || !b.Driven() || !strings.Contains(b.Tail(4000), "no adapter said hello within 5s of the page's load") {
+		t.Fatalf("adapter %+v, driven %v; log:\n%s", a, b.Driven(), b.Tail(4000))
+	}
+	op := pageRecording(t, s, 1)
+	step(t, s, op, 200, key("ArrowRight", true))
+	if g, _ := inspectState(t, s); math.Abs(g.Hero.X-124) > 1e-9 {
+		t.Fatalf("after 200 ms to the right: %+v", g)
 	}
 }
