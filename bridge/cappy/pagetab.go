@@ -382,16 +382,6 @@ func (t *pageTab) screenshot(maxWidth int, mime string) (data []byte, w, h int, 
 	return res.Data, c.Width, c.Height, nil
 }
 
-// state drains what the page reported without running it.
-func (t *pageTab) state() (*pageState, error) {
-	var st pageState
-	err := t.call("state", &st)
-	if err == nil && st.Fault != nil {
-		err = st.Fault
-	}
-	return &st, err
-}
-
 // inspect answers a query of the page's state (see pageclock.js).
 func (t *pageTab) inspect(query string) (json.RawMessage, *protocol.InspectError, error) {
 	var ans struct {
