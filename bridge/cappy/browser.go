@@ -130,7 +130,14 @@ type browserRun struct {
 	page    string // the URL opened, without the fragment
 	started time.Time
 	died    func(why string) // marks the run ended, once
+	// closing is closed when the run is about to end (Running is false
+	// from then on).
+	closing     chan struct{}
+	closingOnce sync.Once
 }
+
+// dying marks the run as ending, before it is killed.
+func (r *browserRun) dying() { r.closingOnce.Do(func() { close(r.closing) }) }
 
 // Start launches the browser at the game's page unless it is running.
 func (b *BrowserLauncher) Start(endpoint, token string) error {
@@ -227,7 +234,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		b.driving.Store(true)
 		b.logf("--- %s: crosscode-mcp drives the page (no adapter code): %s", time.Now().Format(time.RFC3339), pageURL)
 		err := runPageDriver(tctx, pageDriverConfig{Browser: tctx, URL: pageURL, Game: b.GameID, Version: b.Version,
-			Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died})
+			Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
 		if tctx.Err() == nil {
 			// Without its driver the browser is of no use: the next launch
 			// starts afresh.
@@ -313,7 +320,7 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 				b.Logger.Warn("remove the browser's profile", "error", err)
 			}
 		})
-	}, exited: make(chan struct{}), page: pageURL}
+	}, exited: make(chan struct{}), closing: make(chan struct{}), page: pageURL}
 	var once sync.Once
 	died := func(why string) {
 		once.Do(func() {
@@ -576,6 +583,8 @@ func (b *BrowserLauncher) runningLocked() bool {
 	}
 	select {
 	case <-b.run.exited:
+		return false
+	case <-b.run.closing:
 		return false
 	default:
 		return true

@@ -49,8 +49,10 @@ type pageDriverConfig struct {
 	Logger   *slog.Logger
 	Logf     func(format string, args ...any) // the game's log
 	// Kill ends the browser (a hung or misbehaving page); the driver's
-	// connection ends with it.
-	Kill func(why string)
+	// connection ends with it. Dying, called first, marks the browser as
+	// no longer running, before the operation's failure is told.
+	Kill  func(why string)
+	Dying func()
 }
 
 // pageReplay is a recording's replay: the page, its seed, and its steps.
@@ -296,6 +298,9 @@ func (d *pageDriver) fault(op *pageOp, err error) {
 		code, msg = pf.Code, pf.Message
 	case errors.As(err, &cf):
 		code, msg = cf.Code, cf.Message
+	}
+	if pf != nil && d.cfg.Dying != nil {
+		d.cfg.Dying() // no more calls reach this browser: the next one launches another
 	}
 	if op != nil {
 		d.end(op)
