@@ -91,6 +91,17 @@ type BrowserLauncher struct {
 	// (default os.TempDir()).
 	TempDir string
 	Logger  *slog.Logger
+	// Adapter is who drives the game: AdapterPage (the page driver, with
+	// no adapter code in the game) or AdapterAuto ("" too: the page's own
+	// adapter when one says hello within PageAdapterWait of the load,
+	// else the page driver).
+	Adapter string
+	// Connected reports whether an adapter is connected to the controller
+	// (for AdapterAuto).
+	Connected func() bool
+	// GameID names the game in the page driver's hello; Version is
+	// crosscode-mcp's.
+	GameID, Version string
 
 	mu       sync.Mutex
 	log      *cappedLog
@@ -99,7 +110,16 @@ type BrowserLauncher struct {
 	starts   int
 	withdraw func()
 	token    atomic.Pointer[string] // redacted from the log
+	driving  atomic.Bool            // the page driver is the game's adapter
 }
+
+// PageAdapterWait is how long after its load a page may take to say hello
+// before the page driver drives it (game.adapter "auto").
+const PageAdapterWait = 5 * time.Second
+
+// Driven reports whether the page driver drives the game now (rather
+// than the page's own adapter).
+func (b *BrowserLauncher) Driven() bool { return b.driving.Load() && b.Running() }
 
 // browserRun is one launch of the browser.
 type browserRun struct {
@@ -110,7 +130,14 @@ type browserRun struct {
 	page    string // the URL opened, without the fragment
 	started time.Time
 	died    func(why string) // marks the run ended, once
+	// closing is closed when the run is about to end (Running is false
+	// from then on).
+	closing     chan struct{}
+	closingOnce sync.Once
 }
+
+// dying marks the run as ending, before it is killed.
+func (r *browserRun) dying() { r.closingOnce.Do(func() { close(r.closing) }) }
 
 // Start launches the browser at the game's page unless it is running.
 func (b *BrowserLauncher) Start(endpoint, token string) error {
@@ -202,7 +229,34 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		<-tctx.Done()
 		died("the browser exited")
 	}()
+	b.driving.Store(false)
+	drive := func() {
+		b.driving.Store(true)
+		b.logf("--- %s: crosscode-mcp drives the page (no adapter code): %s", time.Now().Format(time.RFC3339), pageURL)
+		err := runPageDriver(tctx, pageDriverConfig{Browser: tctx, URL: pageURL, Game: b.GameID, Version: b.Version,
+			Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
+		if tctx.Err() == nil {
+			// Without its driver the browser is of no use: the next launch
+			// starts afresh.
+			why := "the page driver's connection ended"
+			if err != nil {
+				why += ": " + err.Error()
+			}
+			died(why)
+		}
+	}
+	if b.Adapter == AdapterPage {
+		go drive()
+		return nil
+	}
 	// Navigate without waiting for load: the handshake is what counts.
+	loaded := make(chan struct{})
+	var loadOnce sync.Once
+	chromedp.Listen(tctx, func(ev any) {
+		if _, ok := ev.(*page.EventLoadEventFired); ok {
+			loadOnce.Do(func() { close(loaded) })
+		}
+	})
 	go func() {
 		res, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: full})
 		if err == nil && res.ErrorText != "" {
@@ -212,6 +266,36 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 			b.logf("[page] cannot open %s: %v", pageURL, err)
 		}
 	}()
+	if b.Connected != nil {
+		// auto: the page driver drives a page whose own adapter does not
+		// say hello within PageAdapterWait of its load.
+		go func() {
+			select {
+			case <-loaded:
+			case <-tctx.Done():
+				return
+			case <-time.After(LaunchWait - PageAdapterWait - 5*time.Second):
+			}
+			deadline := time.Now().Add(PageAdapterWait)
+			for time.Now().Before(deadline) {
+				if b.Connected() {
+					return
+				}
+				select {
+				case <-tctx.Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			if b.Connected() {
+				return
+			}
+			b.logf("--- no adapter said hello within %s of the page's load", PageAdapterWait)
+			// The page's own run stops: the driver opens pages of its own.
+			chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: "about:blank"})
+			drive()
+		}()
+	}
 	return nil
 }
 
@@ -236,7 +320,7 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 				b.Logger.Warn("remove the browser's profile", "error", err)
 			}
 		})
-	}, exited: make(chan struct{}), page: pageURL}
+	}, exited: make(chan struct{}), closing: make(chan struct{}), page: pageURL}
 	var once sync.Once
 	died := func(why string) {
 		once.Do(func() {
@@ -499,6 +583,8 @@ func (b *BrowserLauncher) runningLocked() bool {
 	}
 	select {
 	case <-b.run.exited:
+		return false
+	case <-b.run.closing:
 		return false
 	default:
 		return true

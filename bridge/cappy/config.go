@@ -161,6 +161,25 @@ type GameConfig struct {
 	Browser string `json:"browser,omitempty"`
 	// Headed shows the browser's window (default headless).
 	Headed bool `json:"headed,omitempty"`
+	// Adapter is who drives a web game: "page" (crosscode-mcp drives the
+	// page itself, on virtual time: no adapter code in the game) or "auto"
+	// (the default: the page's own adapter when one says hello within 5 s
+	// of the load, else the page driver).
+	Adapter string `json:"adapter,omitempty"`
+}
+
+// Who drives a web game (GameConfig.Adapter).
+const (
+	AdapterAuto = "auto"
+	AdapterPage = "page"
+)
+
+// AdapterMode is the game's adapter setting with its default.
+func (g *GameConfig) AdapterMode() string {
+	if g == nil || g.Adapter == "" {
+		return AdapterAuto
+	}
+	return g.Adapter
 }
 
 // Web reports whether the game is a web game a browser opens.
@@ -197,8 +216,10 @@ func (c *CaptureConfig) Validate() error {
 		switch {
 		case !g.Web() && len(g.Command) == 0:
 			return errors.New("game.command: give the program and its arguments, e.g. [\"godot\", \"--path\", \".\"]; for a web game, game.url or game.serve")
-		case !g.Web() && (g.Browser != "" || g.Headed):
-			return errors.New("game.browser and game.headed are for a web game: give game.url or game.serve")
+		case !g.Web() && (g.Browser != "" || g.Headed || g.Adapter != ""):
+			return errors.New("game.browser, game.headed and game.adapter are for a web game: give game.url or game.serve")
+		case g.Adapter != "" && g.Adapter != AdapterAuto && g.Adapter != AdapterPage:
+			return fmt.Errorf("game.adapter: %q (crosscode-mcp drives the page itself) or %q (the page's own adapter if it has one, else the page driver), not %q", AdapterPage, AdapterAuto, g.Adapter)
 		case g.Web() && g.Serve == "" && len(g.Command) == 0 && g.URL != "" && !strings.Contains(g.URL, "://"):
 			return fmt.Errorf("game.url %q: a path needs game.serve; otherwise give the full http:// URL", g.URL)
 		case g.Web():

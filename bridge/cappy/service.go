@@ -109,7 +109,8 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
 	case len(sc.GameCommand) == 0 && game.Web():
-		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger}
+		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
+			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: pageGameID(game.Serve, game.URL), Version: sc.Version}
 		if game.Serve != "" {
 			b.Serve = game.Serve
 			if !filepath.IsAbs(b.Serve) {
@@ -169,7 +170,19 @@ const LaunchWait = 30 * time.Second
 // and scenario registry.
 func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 	if a := s.Controller.Connected(); a != nil {
-		return a, nil
+		if a.Name != PageAdapterName || s.Launcher == nil || s.Launcher.Running() {
+			return a, nil
+		}
+		// The page driver of a browser that was closed (a page that hung
+		// or misbehaved): its connection is about to end; the game is
+		// launched afresh once it has.
+		for deadline := time.Now().Add(5 * time.Second); s.Controller.Connected() != nil && time.Now().Before(deadline); {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	}
 	if s.Launcher == nil {
 		return nil, errorf(protocol.CappyAdapterDisconnected,

@@ -38,8 +38,8 @@ func arenaDir(t *testing.T) string {
 var arenaOnce sync.Mutex
 
 // buildArena installs the example's npm packages when they are missing
-// (npm ci, from package-lock.json) and builds it: dist/ and, with the
-// tuned variant, dist-changed/.
+// (npm ci, from package-lock.json) and builds it: dist/ (on Phaser 4),
+// with the tuned variant dist-changed/, and on Phaser 3 dist-phaser3/.
 func buildArena(t *testing.T) string {
 	t.Helper()
 	arenaOnce.Lock()
@@ -54,11 +54,18 @@ func buildArena(t *testing.T) string {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "phaser", "dist", "phaser.min.js")); err != nil {
-		run("npm", "ci", "--no-audit", "--no-fund")
+	for _, pkg := range []string{"phaser", "phaser3"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "dist", "phaser.min.js")); err != nil {
+			run("npm", "ci", "--no-audit", "--no-fund")
+			break
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "node_modules", "phaser", "package.json")); err != nil || !strings.Contains(string(b), `"version": "4.`) {
+		run("npm", "ci", "--no-audit", "--no-fund") // node_modules from before the move to Phaser 4
 	}
 	run("node", "build.mjs")
 	run("node", "build.mjs", "--variant", "changed", "--out", "dist-changed")
+	run("node", "build.mjs", "--phaser", "3", "--out", "dist-phaser3")
 	return dir
 }
 
@@ -403,5 +410,53 @@ func TestBrowserGame(t *testing.T) {
 	div := b.played("replay", map[string]any{"op": rec["op"]})
 	if div["status"] != "completed" || field(div, "divergence", "identical") != false {
 		t.Fatalf("the replay on the changed build did not diverge: %v", div)
+	}
+}
+
+// TestBrowserGamePhaser3: the example built on Phaser 3.90 (its main
+// build is on Phaser 4) still plays with the JavaScript adapter: its
+// scenarios, pictures from its WebGL canvas, and agent play in steps.
+func TestBrowserGamePhaser3(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	dir := buildArena(t)
+	if b, err := os.ReadFile(filepath.Join(dir, "dist-phaser3", "phaser.min.js")); err != nil || !strings.Contains(string(b), `VERSION:"3.90.0"`) {
+		t.Fatalf("dist-phaser3 is not on Phaser 3.90 (%v)", err)
+	}
+	config := filepath.Join(t.TempDir(), "capture.json")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`{"game": {"serve": %q, "url": "/?seed=7"}}`, filepath.Join(dir, "dist-phaser3"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := withSchemas(t, startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: filepath.Dir(filepath.Dir(dir)),
+		args: []string{"--toolsets", "capture", "--data", t.TempDir(), "--capture-config", config}}))
+	sc := a.callS("list_scenarios", nil)
+	for i := 0; i < 3 && strings.Contains(fmt.Sprint(sc["error"]), "did not connect within"); i++ {
+		sc = a.callS("list_scenarios", nil)
+	}
+	if sc["game"] != "phaser-arena" || len(sc["scenarios"].([]any)) != 3 {
+		t.Fatalf("list_scenarios: %v", sc)
+	}
+	run := a.played("run_scenario", map[string]any{"scenario": "wave_clear", "parameters": map[string]any{"enemies": 2, "seed": 5}})
+	if run["status"] != "completed" || run["events"].(float64) < 5 {
+		t.Fatalf("run_scenario: %v", run)
+	}
+	res, _ := a.callFull("get_capture", map[string]any{"op": run["op"], "keyframes": 2})
+	for i, p := range images(res) {
+		if v := pixelVariance(t, p); v < 10 {
+			t.Fatalf("picture %d is blank: luminance variance %.1f", i, v)
+		}
+	}
+	res, rec := a.callFull("start_recording", map[string]any{"control": "agent", "frames": 2})
+	if res.IsError || rec["status"] != "running" {
+		t.Fatalf("start_recording: %v", rec)
+	}
+	res, out := a.callFull("step_game", map[string]any{"actions": []any{map[string]any{"name": "move_right", "pressed": true}}, "ms": 400})
+	if res.IsError || out["simT"] != 400.0 || len(images(res)) != 1 {
+		t.Fatalf("step_game: %v", out)
+	}
+	if _, p := a.callFull("inspect_game", map[string]any{"query": "player"}); field(p, "value", "x") != 320.0+20*3 {
+		t.Fatalf("inspect_game player after 400 ms right: %v", p)
+	}
+	if stopped := a.callS("stop_recording", map[string]any{"op": rec["op"]}); stopped["status"] != "completed" {
+		t.Fatalf("stop_recording: %v", stopped)
 	}
 }

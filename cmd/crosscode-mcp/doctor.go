@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -241,7 +242,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	cc, err := cappy.LoadConfig(ccPath, optional)
 	switch {
 	case err != nil:
-		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed}, listen, requiredCapabilities, presets, allowedOrigins, frames, events"})
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed,adapter}, listen, requiredCapabilities, presets, allowedOrigins, frames, events"})
 		cc = &cappy.CaptureConfig{}
 	case optional && cc.Game == nil && cc.Presets == nil:
 		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
@@ -320,18 +321,88 @@ func checkWebGame(g *cappy.GameConfig, gameDir string) []Check {
 			out = append(out, Check{"browser", "ok", fmt.Sprintf("%s (%s), %s", exe, strings.TrimSpace(string(v)), mode), ""})
 		}
 	}
+	dir := ""
 	if g.Serve != "" {
-		dir := g.Serve
+		dir = g.Serve
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(gameDir, dir)
 		}
 		if fi, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || fi.IsDir() {
 			out = append(out, Check{"game files", "warn", dir + " has no index.html yet", "build the game (e.g. npm run build) before the first capture"})
+			dir = ""
 		} else {
 			out = append(out, Check{"game files", "ok", "serves " + dir, ""})
 		}
 	}
-	return out
+	return append(out, checkWebAdapter(g, dir))
+}
+
+// checkWebAdapter says who will drive a web game: the page driver (no
+// adapter code) or the page's own adapter, from game.adapter and, for
+// "auto", the served files (dir, "" when not known).
+func checkWebAdapter(g *cappy.GameConfig, dir string) Check {
+	const driver = "crosscode-mcp drives the page itself (keys, pointer, frames, recordings and exact replays on virtual time)"
+	adapterFile, stateFile := "", ""
+	if dir != "" {
+		adapterFile, stateFile = scanWebGame(dir)
+	}
+	state := ""
+	switch {
+	case dir != "" && stateFile == "":
+		state = "; no served file defines window.render_game_to_text(), so inspect_game can only list \"\""
+	case stateFile != "":
+		state = "; inspect_game reads window.render_game_to_text() (" + stateFile + ")"
+	}
+	switch {
+	case g.AdapterMode() == cappy.AdapterPage:
+		return Check{"web adapter", "ok", "page: " + driver + state, ""}
+	case adapterFile != "":
+		return Check{"web adapter", "ok", "auto: the page's own Cappy adapter (" + adapterFile + " loads it); if it says no hello within 5 s of the load, " + driver, ""}
+	case dir != "":
+		return Check{"web adapter", "ok", "auto: no served file loads the Cappy adapter, so " + driver + state, ""}
+	}
+	return Check{"web adapter", "ok", "auto: the page's own Cappy adapter if one says hello within 5 s of the load, else " + driver, ""}
+}
+
+// scanWebGame looks through a served directory's scripts and pages (a
+// bounded number of bytes) for the Cappy JavaScript adapter and for
+// window.render_game_to_text, and names the first file of each.
+func scanWebGame(dir string) (adapter, state string) {
+	budget := int64(64 << 20)
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || budget <= 0 || (adapter != "" && state != "") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			if d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".js", ".mjs", ".html", ".htm":
+		default:
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 16<<20 {
+			return nil
+		}
+		budget -= fi.Size()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if adapter == "" && bytes.Contains(b, []byte("cappy-endpoint")) {
+			adapter = rel
+		}
+		if state == "" && bytes.Contains(b, []byte("render_game_to_text")) {
+			state = rel
+		}
+		return nil
+	})
+	return adapter, state
 }
 
 // lookGameCommand finds the game's program as the launcher's exec.Command

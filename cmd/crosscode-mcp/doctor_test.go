@@ -294,4 +294,27 @@ func TestDoctorWebGame(t *testing.T) {
 	if c := r.check(t, "game files"); c.Status != "ok" {
 		t.Fatalf("game files after the build: %+v", c)
 	}
+	// Who drives the game: the page driver for a page without the adapter,
+	// the page's own adapter when a served file loads it, the page driver
+	// always with game.adapter "page".
+	os.WriteFile(filepath.Join(repo, "web", "dist", "game.js"), []byte("window.render_game_to_text = () => '{}';"), 0o644)
+	for _, tc := range []struct{ config, file, want string }{
+		{`{"game":{"serve":"dist","cwd":"web"}}`, "", "auto: no served file loads the Cappy adapter, so crosscode-mcp drives the page itself"},
+		{`{"game":{"serve":"dist","cwd":"web"}}`, "cappy.js", "auto: the page's own Cappy adapter (cappy.js loads it)"},
+		{`{"game":{"serve":"dist","cwd":"web","adapter":"page"}}`, "cappy.js", "page: crosscode-mcp drives the page itself"},
+	} {
+		os.Remove(filepath.Join(repo, "web", "dist", "cappy.js"))
+		if tc.file != "" {
+			os.WriteFile(filepath.Join(repo, "web", "dist", tc.file), []byte("q.get('cappy-endpoint')"), 0o644)
+		}
+		os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(tc.config), 0o644)
+		r, _ := runDoctorJSON(t, "--repo", repo)
+		if c := r.check(t, "web adapter"); c.Status != "ok" || !strings.Contains(c.Detail, tc.want) || (tc.file == "" && !strings.Contains(c.Detail, "render_game_to_text() (game.js)")) {
+			t.Fatalf("%s: web adapter %+v, want %q", tc.config, c, tc.want)
+		}
+	}
+	os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(`{"game":{"serve":"dist","cwd":"web","adapter":"puppet"}}`), 0o644)
+	if c := func() Check { r, _ := runDoctorJSON(t, "--repo", repo); return r.check(t, "capture config") }(); c.Status != "fail" || !strings.Contains(c.Detail, "game.adapter") {
+		t.Fatalf("a bad game.adapter: %+v", c)
+	}
 }
