@@ -467,20 +467,6 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		}
 		o.Seed = &seed
 	}
-	switch seeded := a.hello.HasCapability(protocol.CapSeed); {
-	case r.Seed != nil && protocol.CheckSeed(*r.Seed) != nil:
-		return nil, errorf(protocol.CappyInvalidParameters, "%v", protocol.CheckSeed(*r.Seed))
-	case r.Kind == KindScenario && r.Seed != nil:
-		return nil, errorf(protocol.CappyInvalidParameters, "a seed is for recordings (and their replays), not scenarios")
-	case r.Kind == KindRecording && r.Seed != nil && !seeded:
-		return nil, errorf(protocol.CappyCapabilityMissing, "the game's adapter does not advertise %q: it cannot be seeded (leave seed out)", protocol.CapSeed)
-	case seeded && r.Kind != KindScenario:
-		seed := protocol.DefaultSeed
-		if r.Seed != nil {
-			seed = *r.Seed
-		}
-		o.Seed = &seed
-	}
 	var frames *protocol.FramesRequest
 	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) {
 		if err := r.Frames.Validate(); err != nil {
