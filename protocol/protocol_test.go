@@ -21,15 +21,16 @@ func readExample(t testing.TB, name string) []byte {
 }
 
 var envelopeExamples = map[string]EventType{
-	"claim-created.json":        EventClaimCreated,
-	"claim-released.json":       EventClaimReleased,
-	"handoff-requested.json":    EventHandoffRequested,
-	"handoff-responded.json":    EventHandoffResponded,
-	"intent-published.json":     EventIntentPublished,
-	"task-created.json":         EventTaskCreated,
-	"task-updated.json":         EventTaskUpdated,
-	"transaction-created.json":  EventTransactionCreated,
-	"validation-completed.json": EventValidationComplete,
+	"claim-created.json":         EventClaimCreated,
+	"claim-created-waiting.json": EventClaimCreated,
+	"claim-released.json":        EventClaimReleased,
+	"handoff-requested.json":     EventHandoffRequested,
+	"handoff-responded.json":     EventHandoffResponded,
+	"intent-published.json":      EventIntentPublished,
+	"task-created.json":          EventTaskCreated,
+	"task-updated.json":          EventTaskUpdated,
+	"transaction-created.json":   EventTransactionCreated,
+	"validation-completed.json":  EventValidationComplete,
 }
 
 func TestExamplesDecode(t *testing.T) {
@@ -193,6 +194,8 @@ func TestEnvelopeRejections(t *testing.T) {
 		{"dotdot pattern", "claim-created.json", "payload.patterns[1]", func(m map[string]any) { payload(m)["patterns"] = []string{"a", "../b"} }},
 		{"bad glob", "claim-created.json", "payload.patterns[0]", func(m map[string]any) { payload(m)["patterns"] = []string{"src/[a"} }},
 		{"released on create", "claim-created.json", "payload.releasedAt", func(m map[string]any) { payload(m)["releasedAt"] = "2026-11-29T10:20:00Z" }},
+		{"wait before creation", "claim-created-waiting.json", "payload.waitUntil", func(m map[string]any) { payload(m)["waitUntil"] = "2026-11-29T10:16:00Z" }},
+		{"wait over an hour", "claim-created-waiting.json", "payload.waitUntil", func(m map[string]any) { payload(m)["waitUntil"] = "2026-11-29T11:16:00.001Z" }},
 		{"release without releasedAt", "claim-released.json", "payload.releasedAt", func(m map[string]any) { delete(payload(m), "releasedAt") }},
 		{"bad task status", "task-created.json", "payload.status", func(m map[string]any) { payload(m)["status"] = "wip" }},
 		{"bad handoff status", "handoff-requested.json", "payload.status", func(m map[string]any) { payload(m)["status"] = "accepted" }},
