@@ -170,13 +170,13 @@ func (p *projector) exec(q string, args ...any) error {
 // The projections' statements, prepared once on the writer (see
 // writerStatements).
 const (
-	selThrough         = "SELECT seq FROM proj_through WHERE ws = ?"
-	selOpsRange        = "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id"
-	upsThrough         = "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq"
-	updReleased        = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
-	delPatterns        = "DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))"
-	updTask            = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
-	updResponded       = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
+	selThrough   = "SELECT seq FROM proj_through WHERE ws = ?"
+	selOpsRange  = "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id"
+	upsThrough   = "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq"
+	updReleased  = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	delPatterns  = "DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))"
+	updTask      = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	updResponded = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
 	// An accepted handoff moves the claims that hold their paths: active
 	// ones, and queued ones granted by then.
 	updClaimHolder = `UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id IN (SELECT value FROM json_each(?))

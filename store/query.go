@@ -130,8 +130,8 @@ type EntityQuery struct {
 	// active and not expired, or queued and granted by then (Status is
 	// then ignored).
 	HeldAt time.Time
-	Before    int64     // paging, newest first: created_seq below this (0 = from the newest)
-	Limit     int       // default 50
+	Before int64 // paging, newest first: created_seq below this (0 = from the newest)
+	Limit  int   // default 50
 }
 
 // Entities lists projected entities, newest first.
