@@ -123,7 +123,7 @@ type EditClaim struct {
 // as the claim tool does.
 func (c *Coordinator) ClaimForEdit(ctx context.Context, path string, ttl time.Duration) (*EditClaim, error) {
 	now := c.cfg.Now()
-	mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 2 * store.MaxActiveClaims})
+	mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: liveClaims, LiveAt: now, Limit: 2 * store.MaxActiveClaims})
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,11 @@ func (c *Coordinator) ClaimForEdit(ctx context.Context, path string, ttl time.Du
 		res, err := c.Claim(ctx, cl.Patterns, true, cl.Reason, ttl, ent.ID)
 		if err != nil {
 			return nil, err
+		}
+		if res.Status == "denied" {
+			// Others wait for these paths (nobody jumps the line, a renewal
+			// neither): the claim held serves until its lease ends.
+			return &EditClaim{Held: ent, Result: res}, nil
 		}
 		return c.editClaim(ctx, res)
 	}
