@@ -104,6 +104,7 @@ type ClaimResult struct {
 	// (its ingest, unless it waited).
 	ExpiresAt time.Time
 	GrantedAt time.Time
+	Waited    bool // granted after waiting its turn
 	// WaitUntil is when a queued claim's wait ends; Position is its place
 	// in line (1: first among the claims waiting for those paths).
 	WaitUntil time.Time
@@ -208,6 +209,8 @@ func (c *Coordinator) Request(ctx context.Context, r ClaimRequest) (*ClaimResult
 		if err := c.await(ctx, res, min(r.CallWait, r.Wait), r.Progress); err != nil {
 			return nil, err
 		}
+		// A cancelled wait leaves the claim queued, and answers as it stands.
+		ctx = context.WithoutCancel(ctx)
 	}
 	if renewed != nil && res.Status == "granted" {
 		if _, err := c.release(ctx, renewed, "renewed as "+cl.ID); err != nil {
@@ -271,8 +274,8 @@ func (c *Coordinator) fromEntity(ctx context.Context, res *ClaimResult, ent *sto
 	case store.ClaimActive, store.ClaimExpired:
 		// Granted (expired already, if the call waited past its lease).
 		res.Status = "granted"
-		res.GrantedAt = ent.IngestedAt
-		if !ent.GrantAt.IsZero() {
+		res.GrantedAt, res.Waited = ent.IngestedAt, !ent.GrantAt.IsZero()
+		if res.Waited {
 			res.GrantedAt = ent.GrantAt
 		}
 	default:
@@ -408,8 +411,9 @@ type Conflicts struct {
 	Intents []*store.Entity
 }
 
-// CheckConflicts reports the active claims and current intents of other
-// actors that overlap paths (paths or globs).
+// CheckConflicts reports the claims (active, each with its queue, or
+// queued) and current intents of other actors that overlap paths (paths
+// or globs).
 func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conflicts, error) {
 	pats, err := NormalizePatterns(paths)
 	if err != nil {
@@ -418,6 +422,9 @@ func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conf
 	now := c.cfg.Now()
 	claims, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.cfg.Store.ClaimQueues(ctx, c.cfg.Workspace, claims, now); err != nil {
 		return nil, err
 	}
 	intents, err := c.cfg.Store.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.cfg.Actor, now)
@@ -623,15 +630,18 @@ func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind pro
 
 // Status describes the workspace and this session.
 type Status struct {
-	Service      string
-	Connected    bool
-	Live         bool
-	LastError    string
-	Head         int64
-	Projected    int64
-	Pending      int
-	Refused      int
-	MyClaims     []*store.Entity
+	Service   string
+	Connected bool
+	Live      bool
+	LastError string
+	Head      int64
+	Projected int64
+	Pending   int
+	Refused   int
+	MyClaims  []*store.Entity
+	// Queues holds, by claim id, the claims waiting for each of MyClaims
+	// that holds its paths, first in line first.
+	Queues       map[string][]store.Waiter
 	OthersClaims int
 	OpenTasks    int
 	HandoffsToMe []*store.Entity
@@ -667,6 +677,9 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 	}
 	now := c.cfg.Now()
 	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: liveClaims, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+		return nil, err
+	}
+	if s.Queues, err = c.queues(ctx, s.MyClaims, now); err != nil {
 		return nil, err
 	}
 	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.cfg.Actor, HeldAt: now}); err != nil {
@@ -734,4 +747,30 @@ func (c *Coordinator) Entities(ctx context.Context, q store.EntityQuery) ([]*sto
 // Head is the newest serverSequence in the local copy of the log.
 func (c *Coordinator) Head(ctx context.Context) (int64, error) {
 	return c.cfg.Store.Head(ctx, c.cfg.Workspace)
+}
+
+// queues returns the queues of the claims among ents that hold their
+// paths at now, by claim id.
+func (c *Coordinator) queues(ctx context.Context, ents []*store.Entity, now time.Time) (map[string][]store.Waiter, error) {
+	var held []store.Conflict
+	for _, e := range ents {
+		var cl protocol.Claim
+		if ClaimState(e, now) != store.ClaimActive || json.Unmarshal(e.Body, &cl) != nil {
+			continue
+		}
+		held = append(held, store.Conflict{ClaimID: e.ID, Actor: e.Actor, Patterns: cl.Patterns, Exclusive: e.Exclusive, ExpiresAt: e.ExpiresAt, Seq: e.CreatedSeq})
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	if err := c.cfg.Store.ClaimQueues(ctx, c.cfg.Workspace, held, now); err != nil {
+		return nil, err
+	}
+	out := map[string][]store.Waiter{}
+	for _, h := range held {
+		if len(h.Queue) > 0 {
+			out[h.ClaimID] = h.Queue
+		}
+	}
+	return out, nil
 }
