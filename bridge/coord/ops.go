@@ -143,6 +143,10 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 // or, with Wait, queued; then the call waits up to CallWait for its turn.
 func (c *Coordinator) Request(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
 	patterns, exclusive, reason, ttl, renew := r.Patterns, r.Exclusive, r.Reason, r.TTL, r.Renew
+	// Cancelling the call cuts its wait short, never the claim: it is
+	// made (or not) and answered as it stands.
+	waitCtx := ctx
+	ctx = context.WithoutCancel(ctx)
 	if r.Wait < 0 || r.Wait > protocol.MaxClaimWait {
 		return nil, inputErr("waitSeconds must be between 0 and %d", int(protocol.MaxClaimWait.Seconds()))
 	}
@@ -206,11 +210,9 @@ func (c *Coordinator) Request(ctx context.Context, r ClaimRequest) (*ClaimResult
 		return nil, err
 	}
 	if r.CallWait > 0 && (res.Status == "queued" || res.Status == "pending") {
-		if err := c.await(ctx, res, min(r.CallWait, r.Wait), r.Progress); err != nil {
+		if err := c.await(waitCtx, ctx, res, min(r.CallWait, r.Wait), r.Progress); err != nil {
 			return nil, err
 		}
-		// A cancelled wait leaves the claim queued, and answers as it stands.
-		ctx = context.WithoutCancel(ctx)
 	}
 	if renewed != nil && res.Status == "granted" {
 		if _, err := c.release(ctx, renewed, "renewed as "+cl.ID); err != nil {

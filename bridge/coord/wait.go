@@ -22,10 +22,11 @@ const ProgressEvery = 5 * time.Second
 const pollEvery = 200 * time.Millisecond
 
 // await waits up to d (from now) while res's claim is queued or pending,
-// reading its state again as the log moves and when its scheduled grant
-// or the end of its wait comes, calling progress every ProgressEvery. A
-// cancelled ctx ends the wait (the claim stays queued) without an error.
-func (c *Coordinator) await(ctx context.Context, res *ClaimResult, d time.Duration, progress func(time.Duration, *ClaimResult)) error {
+// reading its state again (with ctx) as the log moves and when its
+// scheduled grant or the end of its wait comes, calling progress every
+// ProgressEvery. A cancelled waitCtx ends the wait (the claim stays
+// queued) without an error.
+func (c *Coordinator) await(waitCtx, ctx context.Context, res *ClaimResult, d time.Duration, progress func(time.Duration, *ClaimResult)) error {
 	start := c.cfg.Now()
 	until := start.Add(d)
 	nextProgress := start.Add(ProgressEvery)
@@ -42,7 +43,7 @@ func (c *Coordinator) await(ctx context.Context, res *ClaimResult, d time.Durati
 		}
 		t := time.NewTimer(wake)
 		select {
-		case <-ctx.Done():
+		case <-waitCtx.Done():
 			t.Stop()
 			return nil
 		case <-t.C:

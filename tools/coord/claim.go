@@ -71,7 +71,7 @@ func Claim(c claimer) tools.Tool {
 			}
 			wait := time.Duration(in.WaitSeconds) * time.Second
 			r := bc.ClaimRequest{Patterns: in.Patterns, Exclusive: in.Exclusive == nil || *in.Exclusive, Reason: in.Reason,
-				TTL: minutes(in.TTLMinutes), Renew: in.Renew, Wait: wait, CallWait: min(wait, bc.MaxCallWait)}
+				TTL: minutes(in.TTLMinutes), Renew: in.Renew, Wait: wait, CallWait: min(wait, callWaitCap)}
 			if send := progressSender(ctx, req); send != nil {
 				total := r.CallWait.Seconds()
 				r.Progress = func(waited time.Duration, res *bc.ClaimResult) {
@@ -122,6 +122,10 @@ func claimResult(res *bc.ClaimResult) *claimOut {
 	out.Next = claimNext(res)
 	return out
 }
+
+// callWaitCap is how long a claim call waits for its turn at most
+// (bc.MaxCallWait; tests shorten it).
+var callWaitCap = bc.MaxCallWait
 
 // patternsBudget bounds the patterns a claim's result echoes.
 const patternsBudget = 4 << 10

@@ -112,8 +112,33 @@ func TestClaimWaitsForItsTurn(t *testing.T) {
 	}
 }
 
-// TestClaimQueuedThenGrantedInNews: a call that stops waiting (cut short
-// here, as a client's cancel or the 50 s cap would) answers queued with
+// shortCallWait makes claim calls wait 300 ms at most instead of 50 s.
+func shortCallWait(t *testing.T) {
+	old := callWaitCap
+	callWaitCap = 300 * time.Millisecond
+	t.Cleanup(func() { callWaitCap = old })
+}
+
+// TestClaimCancelledWaitLeavesItQueued: a client that cancels the call
+// while it waits gets an answer (queued) and the claim stays in line.
+func TestClaimCancelledWaitLeavesItQueued(t *testing.T) {
+	w := newWorld(t)
+	ada, bo := w.coord(t, "ada"), w.coord(t, "bo")
+	call(t, ada, "claim", map[string]any{"patterns": []string{"a.gd"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // cancelled before it even waits
+	out, isErr := callCtx(t, ctx, bo, "claim", map[string]any{"patterns": []string{"a.gd"}, "waitSeconds": 600})
+	if isErr || out["status"] != "queued" || num(out["position"]) != 1 {
+		t.Fatalf("cancelled wait: %v", out)
+	}
+	st := call(t, bo, "workspace_status", nil)
+	if c := st["yourClaims"].([]any)[0].(map[string]any); c["status"] != "queued" {
+		t.Fatalf("after the cancel: %v", c)
+	}
+}
+
+// TestClaimQueuedThenGrantedInNews: a call whose wait is up first (the
+// cap is 50 s, shortened here) answers queued with
 // its place in line, the holders and waitUntil; the claim stays queued,
 // and the grant, when the holder releases, reaches the waiter in the news
 // of its next tool result, once.
@@ -121,10 +146,9 @@ func TestClaimQueuedThenGrantedInNews(t *testing.T) {
 	w := newWorld(t)
 	ada, bo, cy := w.coord(t, "ada"), w.coord(t, "bo"), w.coord(t, "cy")
 	held := call(t, ada, "claim", map[string]any{"patterns": []string{"src/**"}})
+	shortCallWait(t)
 	short := func(c *bc.Coordinator, args map[string]any) map[string]any {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		out, isErr := callCtx(t, ctx, c, "claim", args)
+		out, isErr := callCtx(t, context.Background(), c, "claim", args)
 		if isErr {
 			t.Fatalf("claim: %v", out)
 		}
@@ -203,10 +227,9 @@ func TestClaimWaitExpires(t *testing.T) {
 func TestClaimDeadlocks(t *testing.T) {
 	w := newWorld(t)
 	ada, bo, cy := w.coord(t, "ada"), w.coord(t, "bo"), w.coord(t, "cy")
+	shortCallWait(t)
 	queue := func(c *bc.Coordinator, path string) map[string]any {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		out, isErr := callCtx(t, ctx, c, "claim", map[string]any{"patterns": []string{path}, "waitSeconds": 600})
+		out, isErr := callCtx(t, context.Background(), c, "claim", map[string]any{"patterns": []string{path}, "waitSeconds": 600})
 		if isErr {
 			t.Fatal(out)
 		}
