@@ -89,7 +89,7 @@ func (p *projector) claim(e *protocol.Envelope, c *protocol.Claim, at time.Time)
 			return err
 		}
 	default:
-		if err := p.insert(e, c.ActorID, "", ClaimActive, c.Exclusive, micros(c.ExpiresAt), ""); err != nil {
+		if err := p.insertRow(e, c.ActorID, "", ClaimActive, c.Exclusive, micros(c.ExpiresAt), "", 0, d.wait); err != nil {
 			return err
 		}
 	}
@@ -590,4 +590,75 @@ func (e *Entity) Outcome(now time.Time) (time.Time, bool) {
 		return e.WaitUntil, true
 	}
 	return time.Time{}, false
+}
+
+// WaitingClaim is a claim that waits its turn, where it stands.
+type WaitingClaim struct {
+	*Entity
+	// Position is its place in line (1: next); WaitsFor, what holds it
+	// up (held claims, and claims queued ahead).
+	Position int
+	WaitsFor []Conflict
+}
+
+// Waits is the state of the workspace's lines at a time.
+type Waits struct {
+	// Waiting are the claims waiting at the time, in log order.
+	Waiting []WaitingClaim
+	// Granted are the claims that asked to wait (granted at once or after
+	// waiting) and hold their paths at the time, with their leases.
+	Granted []*Entity
+}
+
+// MaxWaitsListed bounds the claims Waits lists of each kind.
+const MaxWaitsListed = 1000
+
+const (
+	selWaiting = "SELECT " + entityCols + " FROM proj INDEXED BY proj_queued WHERE ws = ? AND kind = ? AND status = 'queued' AND expires_us > ? AND NOT (grant_us > 0 AND grant_us <= ?) ORDER BY created_seq LIMIT ?"
+	selWaited  = "SELECT " + entityCols + " FROM proj INDEXED BY proj_waited WHERE ws = ? AND kind = ? AND wait_us > 0 AND expires_us > ? AND status IN ('active', 'queued') AND (status = 'active' OR (grant_us > 0 AND grant_us <= ?)) ORDER BY created_seq LIMIT ?"
+)
+
+// Waits returns the workspace's lines at `at`: who waits, in what place,
+// for what, and the claims that asked to wait and hold their paths; a
+// pure function of the log (this store's copy of it) and `at`, what the
+// dashboard shows.
+func (s *Store) Waits(ctx context.Context, workspace string, at time.Time) (*Waits, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	read := func(q string) ([]*Entity, error) {
+		rows, err := s.readQuery(ctx, q, ws, kindCode(protocol.KindClaim), micros(at), micros(at), MaxWaitsListed)
+		if err != nil {
+			return nil, fmt.Errorf("waits: %w", err)
+		}
+		defer rows.Close()
+		var out []*Entity
+		for rows.Next() {
+			e, err := scanEntity(rows)
+			if err != nil {
+				return nil, fmt.Errorf("waits: %w", err)
+			}
+			out = append(out, e)
+		}
+		return out, rows.Err()
+	}
+	w := &Waits{}
+	waiting, err := read(selWaiting)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range waiting {
+		cw, err := s.ClaimWait(ctx, workspace, e, at)
+		if err != nil {
+			return nil, err
+		}
+		if cw != nil {
+			w.Waiting = append(w.Waiting, WaitingClaim{Entity: e, Position: cw.Position, WaitsFor: cw.Blockers})
+		}
+	}
+	if w.Granted, err = read(selWaited); err != nil {
+		return nil, err
+	}
+	return w, nil
 }

@@ -27,6 +27,32 @@ func Compare(t testing.TB, s *store.Store, workspace string, m *Model, through i
 	if len(got) != len(m.Claims()) {
 		t.Fatalf("store has %d claims, model %d", len(got), len(m.Claims()))
 	}
+	// The lines as a whole (what the dashboard shows).
+	waits, err := s.Waits(ctx, workspace, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting, wantWaiting, granted, wantGranted []string
+	for _, w := range waits.Waiting {
+		waiting = append(waiting, w.ID)
+		if c := m.Claim(w.ID); c == nil || w.Position != m.Position(c) {
+			t.Fatalf("Waits: %s at position %d, model %v", w.ID, w.Position, c)
+		}
+	}
+	for _, e := range waits.Granted {
+		granted = append(granted, e.ID)
+	}
+	for _, c := range m.Claims() {
+		switch {
+		case c.State(at) == Queued:
+			wantWaiting = append(wantWaiting, c.ID)
+		case c.State(at) == Active && c.Wait > 0:
+			wantGranted = append(wantGranted, c.ID)
+		}
+	}
+	if !slices.Equal(waiting, wantWaiting) || !slices.Equal(granted, wantGranted) {
+		t.Fatalf("Waits at %s: waiting %v granted %v; model %v and %v", at, waiting, granted, wantWaiting, wantGranted)
+	}
 	for _, e := range got {
 		c := m.Claim(e.ID)
 		want, st := c.State(at), e.Current(at)
