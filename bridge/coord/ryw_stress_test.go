@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/testing/queuemodel"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -110,7 +111,13 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 				default:
 				}
 				if len(mine) == 0 || rng.IntN(5) < 3 {
-					res, err := c.Claim(ctx, []string{fmt.Sprintf("dir%d/**", rng.IntN(8))}, true, "", time.Hour, "")
+					// Half of the claims wait their turn (issue 24), for
+					// half an hour or an hour; the calls do not wait.
+					var wait time.Duration
+					if rng.IntN(2) == 0 {
+						wait = time.Duration(1+rng.IntN(2)) * 30 * time.Minute
+					}
+					res, err := c.Request(ctx, ClaimRequest{Patterns: []string{fmt.Sprintf("dir%d/**", rng.IntN(8))}, Exclusive: true, TTL: time.Hour, Wait: wait})
 					if err != nil {
 						t.Errorf("%s: claim: %v", c.Actor(), err)
 						return
@@ -196,13 +203,13 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 		}
 		var got []string
 		for _, e := range st.MyClaims {
-			if e.Status != store.ClaimActive {
+			if e.Status != store.ClaimActive && e.Status != store.ClaimQueued {
 				t.Errorf("%s: claim %s is %s once everything is mirrored", c.Actor(), e.ID, e.Status)
 			}
 			got = append(got, e.ID)
 		}
 		var want []string
-		list, err := agents[0].cfg.Store.Entities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Actor: c.Actor(), Status: []string{store.ClaimActive}, Limit: 1000})
+		list, err := agents[0].cfg.Store.Entities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Actor: c.Actor(), Status: []string{store.ClaimActive, store.ClaimQueued}, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,5 +221,37 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s's claims: %v, the log's: %v", c.Actor(), got, want)
 		}
+	}
+
+	// The grants, recomputed from the service's log by the model, are
+	// every replica's, now and as leases and waits run out later.
+	var log []*protocol.Envelope
+	for after := int64(0); ; {
+		p, err := hubSt.Page(ctx, store.PageQuery{Workspace: "mygame", After: after, Limit: store.MaxPageLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range p.Ops {
+			e, err := op.Envelope()
+			if err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, e)
+		}
+		if after = p.NextCursor; !p.HasMore {
+			break
+		}
+	}
+	m := queuemodel.Replay(log)
+	totals := map[string]int{}
+	end := *log[len(log)-1].IngestedAt
+	for _, c := range agents {
+		for _, d := range []time.Duration{0, 45 * time.Minute, 3 * time.Hour} {
+			queuemodel.Compare(t, c.cfg.Store, "mygame", m.Clone(), len(log), end.Add(d), totals)
+		}
+	}
+	t.Logf("every replica's claims agree with the model: %v", totals)
+	if totals["queued"] == 0 || totals["late grant"] == 0 {
+		t.Errorf("no claim waited, or none was granted after waiting: %v", totals)
 	}
 }
