@@ -280,7 +280,9 @@ func TestClaimQueueRemote(t *testing.T) {
 	hubData := t.TempDir()
 	token := createToken(t, hubData, "mygame")
 	svc := startServe(t, hubData)
-	remote := func(actor string) []string { return []string{"--actor", actor, "--service", svc.URL, "--token", token, "--workspace", "mygame"} }
+	remote := func(actor string) []string {
+		return []string{"--actor", actor, "--service", svc.URL, "--token", token, "--workspace", "mygame"}
+	}
 	repo1, repo2 := gitRepo(t), gitRepo(t)
 	wt := addWorktree(t, repo1, "bo")
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo1, args: remote("ada@example.com"), env: []string{"CLAUDE_CODE_SESSION_ID=ada-r"}})
