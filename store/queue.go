@@ -526,9 +526,12 @@ func (s *Store) ClaimWait(ctx context.Context, workspace string, e *Entity, at t
 	return w, nil
 }
 
-// selOutcomes reads an actor's claims that asked to wait, whose wait ends
-// after a time (see ClaimOutcomes).
-const selOutcomes = "SELECT " + entityCols + " FROM proj INDEXED BY proj_by_wait WHERE ws = ? AND kind = ? AND actor = ? AND wait_us > ? AND wait_us > 0 ORDER BY created_seq"
+// selOutcomes reads an actor's claims that asked to wait whose wait ends
+// after the earlier of a time and the ingestedAt of an operation (0 when
+// retention deleted it: then all of them), in one statement: it runs with
+// every tool result's news.
+const selOutcomes = "SELECT " + entityCols + " FROM proj INDEXED BY proj_by_wait WHERE ws = ?1 AND kind = ?2 AND actor = ?3 AND wait_us > 0" +
+	" AND wait_us > min(?4, coalesce((SELECT ingested_us FROM ops WHERE id = ?5), 0)) ORDER BY created_seq"
 
 // ClaimOutcomes returns actor's claims that asked to wait and whose
 // outcome came (granted, wait expired, denied) in (after, now] or became
@@ -543,20 +546,7 @@ func (s *Store) ClaimOutcomes(ctx context.Context, workspace, actor string, afte
 	if err != nil {
 		return nil, err
 	}
-	from := micros(after)
-	if afterSeq > 0 {
-		var us int64
-		err := s.readQueryRow(ctx, "SELECT ingested_us FROM ops WHERE id = ?", opID(ws, afterSeq)).Scan(&us)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			from = 0 // gone with retention: read them all
-		case err != nil:
-			return nil, fmt.Errorf("outcomes: %w", err)
-		default:
-			from = min(from, us)
-		}
-	}
-	rows, err := s.readQuery(ctx, selOutcomes, ws, kindCode(protocol.KindClaim), actor, from)
+	rows, err := s.readQuery(ctx, selOutcomes, ws, kindCode(protocol.KindClaim), actor, micros(after), opID(ws, afterSeq))
 	if err != nil {
 		return nil, fmt.Errorf("outcomes: %w", err)
 	}
