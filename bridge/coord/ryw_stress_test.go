@@ -14,6 +14,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/internal/testing/queuemodel"
+	"github.com/crosscode/crosscode-mcp/internal/testing/storetest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -225,23 +226,7 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 
 	// The grants, recomputed from the service's log by the model, are
 	// every replica's, now and as leases and waits run out later.
-	var log []*protocol.Envelope
-	for after := int64(0); ; {
-		p, err := hubSt.Page(ctx, store.PageQuery{Workspace: "mygame", After: after, Limit: store.MaxPageLimit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range p.Ops {
-			e, err := op.Envelope()
-			if err != nil {
-				t.Fatal(err)
-			}
-			log = append(log, e)
-		}
-		if after = p.NextCursor; !p.HasMore {
-			break
-		}
-	}
+	log := storetest.PageLog(t, hubSt, "mygame")
 	m := queuemodel.Replay(log)
 	totals := map[string]int{}
 	end := *log[len(log)-1].IngestedAt

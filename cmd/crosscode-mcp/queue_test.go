@@ -102,6 +102,17 @@ func (a *agent) waitingClaim(path string) string {
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
+// holds reports whether a's claim id is active, as workspace_status says.
+func (a *agent) holds(id string) bool {
+	st, _ := a.callRaw("workspace_status", nil)
+	for _, c := range asList(st["yourClaims"]) {
+		if c := c.(map[string]any); c["claimId"] == id && c["status"] == "active" {
+			return true
+		}
+	}
+	return false
+}
+
 // waitLong is waitFor for what takes up to a lease's end: polled every
 // 200 ms, for up to two minutes.
 func waitLong(t *testing.T, what string, cond func() bool) {
@@ -316,15 +327,7 @@ func TestClaimQueueRemote(t *testing.T) {
 	if time.Now().After(heldUntil) {
 		t.Fatal("the test was too slow for the one-minute lease")
 	}
-	waitLong(t, "bo's grant when ada's lease ends", func() bool {
-		st, _ := bo.callRaw("workspace_status", nil)
-		for _, c := range asList(st["yourClaims"]) {
-			if c := c.(map[string]any); c["claimId"] == boID && c["status"] == "active" {
-				return true
-			}
-		}
-		return false
-	})
+	waitLong(t, "bo's grant when ada's lease ends", func() bool { return bo.holds(boID) })
 	if time.Now().Before(heldUntil) {
 		t.Fatalf("bo was granted before the dead holder's lease ended at %s", heldUntil)
 	}
@@ -339,15 +342,7 @@ func TestClaimQueueRemote(t *testing.T) {
 	}
 	host := strings.TrimPrefix(svc.URL, "http://")
 	svc = startServe(t, hubData, "--listen", host)
-	waitFor(t, "cy's grant once the log is back", func() bool {
-		st, _ := cy.callRaw("workspace_status", nil)
-		for _, c := range asList(st["yourClaims"]) {
-			if c := c.(map[string]any); c["claimId"] == cyID && c["status"] == "active" {
-				return true
-			}
-		}
-		return false
-	})
+	waitFor(t, "cy's grant once the log is back", func() bool { return cy.holds(cyID) })
 	// bo's replica (the worktree's mirror) sees cy holding it, as cy does.
 	waitFor(t, "bo to see cy's grant", func() bool {
 		cc, _ := bo.callRaw("check_conflicts", map[string]any{"paths": []string{"src/game/boss.gd"}})

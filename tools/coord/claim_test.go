@@ -10,10 +10,12 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/tools"
 )
 
-// callCtx is call with a context (a call cancelled or cut short) and
-// without failing on a tool error: it returns the result and isError.
+// callCtx runs tool name of c's toolset with args and ctx (a call may be
+// cancelled or cut short); a tool error is {"error": its text} and true.
+// It checks the result's size.
 func callCtx(t *testing.T, ctx context.Context, c *bc.Coordinator, name string, args map[string]any) (map[string]any, bool) {
 	t.Helper()
 	for _, tl := range All(c, nil) {
@@ -27,6 +29,9 @@ func callCtx(t *testing.T, ctx context.Context, c *bc.Coordinator, name string, 
 			t.Fatalf("%s: %v", name, err)
 		}
 		text := res.Content[0].(mcpgo.TextContent).Text
+		if len(text) > tools.MaxResultBytes {
+			t.Fatalf("%s: %d bytes, over the %d-byte cap", name, len(text), tools.MaxResultBytes)
+		}
 		if res.IsError {
 			return map[string]any{"error": text}, true
 		}

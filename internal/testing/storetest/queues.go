@@ -38,24 +38,7 @@ func testClaimQueues(t *testing.T, s Store) {
 		}
 		sent = append(sent, batch...)
 	}
-	var log []*protocol.Envelope
-	for after := int64(0); ; {
-		p, err := s.Page(ctx, store.PageQuery{Workspace: ws, After: after, Limit: store.MaxPageLimit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range p.Ops {
-			e, err := op.Envelope()
-			if err != nil {
-				t.Fatal(err)
-			}
-			log = append(log, e)
-		}
-		after = p.NextCursor
-		if !p.HasMore {
-			break
-		}
-	}
+	log := PageLog(t, s, ws)
 	if len(log) != len(sent) {
 		t.Fatalf("paged %d operations, sent %d", len(log), len(sent))
 	}
