@@ -184,8 +184,14 @@ func (p *projector) release(e *protocol.Envelope, c *protocol.Claim, at time.Tim
 	if ok, err := p.anyQueued(at); err != nil || !ok {
 		return err
 	}
-	seeds, err := overlappingClaims(p.ctx, p.query, p.ws, c.Patterns, c.ActorID, at, func(k Conflict) bool {
-		return k.Queued() && (c.Exclusive || k.Exclusive)
+	// Whose claim it was is the projection's to say (a handoff may have
+	// moved it), not the release's.
+	k, err := p.claimRow(e.ID)
+	if err != nil || k == nil {
+		return err
+	}
+	seeds, err := overlappingClaims(p.ctx, p.query, p.ws, c.Patterns, k.Actor, at, func(q Conflict) bool {
+		return q.Queued() && (k.Exclusive || q.Exclusive)
 	})
 	if err != nil {
 		return err

@@ -98,6 +98,9 @@ func (g *Gen) claim() *protocol.Envelope {
 func (g *Gen) release() *protocol.Envelope {
 	c := *g.claims[g.Rng.IntN(len(g.claims))]
 	actor := g.holder[c.ID]
+	if g.Rng.IntN(8) == 0 {
+		actor = g.pick(g.actors) // the log takes a release from anyone; its projection, whoever held the claim
+	}
 	at := g.Clock.UTC().Truncate(time.Millisecond)
 	if at.Before(c.CreatedAt) {
 		at = c.CreatedAt
