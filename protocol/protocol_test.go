@@ -285,3 +285,20 @@ func TestPresenceAndSubscribe(t *testing.T) {
 	err = json.Unmarshal([]byte(`{"type":"claim","data":{"eventId":"x","bogus":1}}`), &f)
 	assertField(t, err, "data.bogus")
 }
+
+// BenchmarkDecodeIngestClaim: the service's decoding and validation of a
+// claim's ingest request, without and with waitUntil (issue 24: the only
+// work waiting adds to the service's ingest path).
+func BenchmarkDecodeIngestClaim(b *testing.B) {
+	for _, name := range []string{"claim-created.json", "claim-created-waiting.json"} {
+		body := append(append([]byte(`{"envelope":`), readExample(b, name)...), '}')
+		b.Run(strings.TrimSuffix(name, ".json"), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := DecodeIngestRequest(body, KindClaim); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
