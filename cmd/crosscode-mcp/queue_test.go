@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -168,7 +169,18 @@ func TestClaimQueueWorktrees(t *testing.T) {
 	promptHook(t, wtBo, "bo-s") // bo's hooks have looked once: news starts now
 
 	held := ada.call("claim", map[string]any{"patterns": []string{"src/game/boss.gd"}, "reason": "phase 2", "ttlMinutes": 30})
+	// bo's edit is denied at once, and the denial says how to wait.
+	boss := filepath.Join(wtBo, "src", "game", "boss.gd")
+	if reason := denial(runHookCLI(t, wtBo, nil, editInput("bo-s", wtBo, "Edit", boss), "claude-code", "PreToolUse")); !strings.Contains(reason, held["claimId"].(string)) || !strings.Contains(reason, "waitSeconds") {
+		t.Fatalf("bo's edit: %q", reason)
+	}
 	boID := bo.queueClaim("src/game/boss.gd", "boss intro", 600)
+	// The hook's policy claim never queues: dee's edit is denied, and dee
+	// claims nothing.
+	dee := []string{"CROSSCODE_ACTOR=dee@example.com"}
+	if reason := denial(runHookCLI(t, wtBo, dee, editInput("dee-s", wtBo, "Edit", boss), "--policy", "claim", "claude-code", "PreToolUse")); !strings.Contains(reason, "waitSeconds") {
+		t.Fatalf("dee's edit under the policy claim: %q", reason)
+	}
 	// cy's call waits, with progress, while bo is first in line.
 	cyDone := make(chan claimCall, 1)
 	go func() {
@@ -190,7 +202,7 @@ func TestClaimQueueWorktrees(t *testing.T) {
 		t.Fatalf("ada's news of the waiters: %q", told)
 	}
 	q := asList(field(asList(st["yourClaims"])[0].(map[string]any), "queue"))
-	if field(q[0].(map[string]any), "actor") != "bo@example.com" || field(q[1].(map[string]any), "actor") != "cy@example.com" || field(q[0].(map[string]any), "reason") != "boss intro" {
+	if len(q) != 2 || field(q[0].(map[string]any), "actor") != "bo@example.com" || field(q[1].(map[string]any), "actor") != "cy@example.com" || field(q[0].(map[string]any), "reason") != "boss intro" {
 		t.Fatalf("ada's queue: %v", q)
 	}
 	time.Sleep(6 * time.Second) // cy's call reports progress meanwhile
