@@ -64,6 +64,12 @@ func (c *Coordinator) await(waitCtx, ctx context.Context, res *ClaimResult, d ti
 		if res.Status != "queued" && res.Status != "pending" {
 			return nil
 		}
+		if res.Status == "pending" && c.rem != nil && !c.rem.connected.Load() {
+			// The service is unreachable: nothing will order the claim
+			// while this call waits. It uploads when the service is back,
+			// and its outcome comes in news.
+			return nil
+		}
 	}
 }
 
