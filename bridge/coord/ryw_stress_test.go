@@ -46,6 +46,24 @@ func (h *stoppableHub) start(t *testing.T) {
 	go func(done chan struct{}) { hub.New(hub.Config{Store: h.st}).Serve(ctx, l); close(done) }(h.done)
 }
 
+// startStoppableHub starts a service over a new database with the
+// workspace mygame; it stops with the test. token is mygame's.
+func startStoppableHub(t *testing.T) (h *stoppableHub, token string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if token, err = st.CreateToken(context.Background(), "mygame", ""); err != nil {
+		t.Fatal(err)
+	}
+	h = &stoppableHub{st: st, addr: "127.0.0.1:0"}
+	h.start(t)
+	t.Cleanup(h.stop)
+	return h, token
+}
+
 func (h *stoppableHub) stop() {
 	if h.cancel != nil {
 		h.cancel()
@@ -62,19 +80,8 @@ func (h *stoppableHub) stop() {
 // exactly those the log holds active for it.
 func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 	ctx := context.Background()
-	hubSt, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hubSt.Close() })
-	token, err := hubSt.CreateToken(ctx, "mygame", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &stoppableHub{st: hubSt, addr: "127.0.0.1:0"}
-	h.start(t)
-	t.Cleanup(h.stop)
-	url := "http://" + h.addr
+	h, token := startStoppableHub(t)
+	hubSt, url := h.st, "http://"+h.addr
 
 	var agents []*Coordinator
 	for i := range 4 {

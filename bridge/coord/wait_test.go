@@ -2,11 +2,8 @@ package coord
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // TestRemoteClaimWaits: in remote mode a claim that waits is queued by the
@@ -16,18 +13,7 @@ import (
 // once, likely queued.
 func TestRemoteClaimWaits(t *testing.T) {
 	ctx := context.Background()
-	hubSt, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hubSt.Close() })
-	token, err := hubSt.CreateToken(ctx, "mygame", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &stoppableHub{st: hubSt, addr: "127.0.0.1:0"}
-	h.start(t)
-	t.Cleanup(h.stop)
+	h, token := startStoppableHub(t)
 	url := "http://" + h.addr
 	ada, bo := remoteCoord(t, url, token, "ada@example.com"), remoteCoord(t, url, token, "bo@example.com")
 	held, err := ada.Claim(ctx, []string{"src/boss.gd"}, true, "phase 2", time.Hour, "")
