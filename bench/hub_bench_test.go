@@ -15,6 +15,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/internal/cputime"
+	"github.com/crosscode/crosscode-mcp/internal/testing/fixture"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -131,6 +132,17 @@ func BenchmarkIngestHTTP(b *testing.B) {
 		runClients(b, 16, s.url, s.token)
 		reportBatches(b, s)
 	})
+	// Issue 24: the same stream with every claim willing to wait
+	// (waitUntil); the service stores the field and decides nothing more.
+	b.Run("ingest-waiting/clients=16", func(b *testing.B) {
+		s := startService(b, b.TempDir(), hub.Config{})
+		ts := make([][]target, 16)
+		for c := range ts {
+			ts[c] = []target{{s.url, s.token, "mygame"}}
+		}
+		runTargetsWith(b, ts, anyWaiting)
+		reportBatches(b, s)
+	})
 	b.Run("noop/clients=1", func(b *testing.B) {
 		runClients(b, 1, startNoop(b), "x")
 	})
@@ -165,3 +177,14 @@ func reportBatches(b *testing.B, s *service) {
 
 // cpuSeconds is the process's user+system CPU time so far.
 func cpuSeconds() float64 { return cputime.Self().Seconds() }
+
+// anyWaiting is fixture.Replica.Any with every claim willing to wait ten
+// minutes for its turn.
+func anyWaiting(r *fixture.Replica, prefix string, i int) *protocol.Envelope {
+	e := r.Any(prefix, i)
+	if c := e.Claim(); c != nil {
+		w := c.CreatedAt.Add(10 * time.Minute)
+		c.WaitUntil = &w
+	}
+	return e
+}

@@ -137,6 +137,22 @@ func BenchmarkStdioPublishIntent(b *testing.B) {
 // BenchmarkStdioCheckConflicts10k: check_conflicts for a concrete path
 // against 10,000 active claims of 313 actors.
 func BenchmarkStdioCheckConflicts10k(b *testing.B) {
+	benchCheckConflicts(b, 0)
+}
+
+// BenchmarkStdioCheckConflictsQueued (issue 24): the same with none and
+// with 1,000 claims waiting their turn, one behind each of a thousand of
+// the held claims (the one checked among them), in the same run.
+func BenchmarkStdioCheckConflictsQueued(b *testing.B) {
+	for _, queued := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("queued=%d", queued), func(b *testing.B) { benchCheckConflicts(b, queued) })
+	}
+}
+
+// benchCheckConflicts measures check_conflicts over stdio for one path,
+// with 10,000 active claims and `queued` claims waiting behind the first
+// `queued` claims on src/modN/**.
+func benchCheckConflicts(b *testing.B, queued int) {
 	repo := benchRepo(b)
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(repo, ".git", "crosscode", "workspace.db"), &store.Options{Projections: true})
@@ -146,32 +162,62 @@ func BenchmarkStdioCheckConflicts10k(b *testing.B) {
 	if _, err := st.EnsureWorkspace(ctx, "mygame", ""); err != nil {
 		b.Fatal(err)
 	}
-	now := time.Now().UTC()
+	now := time.Now().UTC().Truncate(time.Millisecond)
 	var items []store.Item
+	flush := func() {
+		res, err := st.IngestBatch(ctx, items)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+		items = items[:0]
+	}
+	seq := int64(0)
+	add := func(c *protocol.Claim) {
+		seq++
+		e := &protocol.Envelope{ID: c.ID, SchemaVersion: 1, WorkspaceID: "mygame", ReplicaID: c.ReplicaID, ActorID: c.ActorID, SessionID: "ses",
+			Agent: &protocol.Agent{Provider: protocol.ProviderCodex}, Type: protocol.EventClaimCreated, ClientSequence: seq, CreatedAt: now, Payload: c}
+		items = append(items, store.Item{Workspace: "mygame", Envelope: e})
+		if len(items) == 500 {
+			flush()
+		}
+	}
 	for i := range 10_000 {
 		actor := fmt.Sprintf("actor%d@example.com", i/32)
 		pattern := []string{fmt.Sprintf("src/mod%d/**", i), fmt.Sprintf("assets/lvl%d/*.png", i), fmt.Sprintf("pkg/%d/file%d.go", i%500, i)}[i%3]
-		c := &protocol.Claim{ID: fmt.Sprintf("clm_%06d", i), WorkspaceID: "mygame", ActorID: actor, ReplicaID: "rep_" + actor,
-			Patterns: []string{pattern}, Exclusive: true, Reason: "bench", CreatedAt: now, ExpiresAt: now.Add(8 * time.Hour)}
-		e := &protocol.Envelope{ID: c.ID, SchemaVersion: 1, WorkspaceID: "mygame", ReplicaID: c.ReplicaID, ActorID: actor, SessionID: "ses",
-			Agent: &protocol.Agent{Provider: protocol.ProviderCodex}, Type: protocol.EventClaimCreated, ClientSequence: int64(i + 1), CreatedAt: now, Payload: c}
-		items = append(items, store.Item{Workspace: "mygame", Envelope: e})
-		if len(items) == 500 {
-			if _, err := st.IngestBatch(ctx, items); err != nil {
-				b.Fatal(err)
-			}
-			items = items[:0]
-		}
+		add(&protocol.Claim{ID: fmt.Sprintf("clm_%06d", i), WorkspaceID: "mygame", ActorID: actor, ReplicaID: "rep_" + actor,
+			Patterns: []string{pattern}, Exclusive: true, Reason: "bench", CreatedAt: now, ExpiresAt: now.Add(8 * time.Hour)})
+	}
+	wait := now.Add(time.Hour)
+	for q := range queued {
+		// One waiter behind src/mod{3q}/**, each its own actor (the
+		// per-actor limit counts waits too).
+		actor := fmt.Sprintf("waiter%d@example.com", q)
+		add(&protocol.Claim{ID: fmt.Sprintf("clm_w%05d", q), WorkspaceID: "mygame", ActorID: actor, ReplicaID: "rep_" + actor,
+			Patterns: []string{fmt.Sprintf("src/mod%d/main.go", 3*q)}, Exclusive: true, Reason: "waiting", CreatedAt: now, ExpiresAt: now.Add(time.Hour), WaitUntil: &wait})
+	}
+	if len(items) > 0 {
+		flush()
 	}
 	ents, _ := st.CountEntities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Status: []string{store.ClaimActive}, LiveAt: now})
+	waiting, _ := st.CountEntities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Status: []string{store.ClaimQueued}, LiveAt: now})
 	st.Close()
-	if ents != 10_000 {
-		b.Fatalf("%d active claims, want 10000", ents)
+	if ents != 10_000 || waiting != queued {
+		b.Fatalf("%d active claims and %d queued, want 10000 and %d", ents, waiting, queued)
 	}
 	a := startStdio(b, repo)
-	args := map[string]any{"paths": []string{"src/mod42/main.go"}}
-	if out := a.call(b, "check_conflicts", args); len(out["claims"].([]any)) != 1 {
+	args := map[string]any{"paths": []string{"src/mod42/main.go"}} // held by clm_000042; waiter 14 queued behind it
+	out := a.call(b, "check_conflicts", args)
+	claims, _ := out["claims"].([]any)
+	if len(claims) != 1 {
 		b.Fatalf("check_conflicts: %v", out)
+	}
+	if q, _ := claims[0].(map[string]any)["queue"].([]any); len(q) != min(queued, 1) {
+		b.Fatalf("check_conflicts: the held claim's queue is %v, want %d waiting", q, min(queued, 1))
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

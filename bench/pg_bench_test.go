@@ -87,6 +87,12 @@ type target struct{ base, token, workspace string }
 // client c cycles through clients[c]'s targets, with one replica per
 // (client, workspace), each in clientSequence order.
 func runTargets(b *testing.B, clients [][]target) {
+	runTargetsWith(b, clients, (*fixture.Replica).Any)
+}
+
+// runTargetsWith is runTargets with the envelopes gen makes (the i-th of
+// a replica).
+func runTargetsWith(b *testing.B, clients [][]target, gen func(r *fixture.Replica, prefix string, i int) *protocol.Envelope) {
 	type job struct {
 		url, token string
 		body       []byte
@@ -100,7 +106,7 @@ func runTargets(b *testing.B, clients [][]target) {
 		}
 		for i := range per {
 			k := i % len(ts)
-			body, err := json.Marshal(protocol.IngestRequest{Envelope: reps[k].Any("pg", i)})
+			body, err := json.Marshal(protocol.IngestRequest{Envelope: gen(reps[k], "pg", i)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -158,6 +158,22 @@ func TestServiceDashboard(t *testing.T) {
 	s.ingest(t, tm.carol.release(late))
 	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-carol-late"]') === null`)
 
+	// Claims that wait their turn: in the holder's queue, in line, and in
+	// their own table, not as active claims; when the holder releases, the
+	// first in line holds the paths, with a lease from the grant.
+	s.ingest(t, tm.bob.waitingClaim("clm-bob-wait", "tune gravity after the rewrite", 10*time.Minute, "src/physics/gravity.gd"))
+	s.ingest(t, tm.carol.waitingClaim("clm-carol-wait", "physics of the checkpoints", 10*time.Minute, "src/physics/*.gd"))
+	b.WaitTrue(wait, `document.querySelectorAll('tr[data-waiting]').length === 2`)
+	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-alice-physics"]').innerText`), "1. bob@studio.dev", "2. carol@studio.dev")
+	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-waiting="clm-carol-wait"]').innerText`), "src/physics/*.gd", "2", "alice@studio.dev (holds)", "bob@studio.dev (waiting ahead)", "physics of the checkpoints")
+	if browsertest.Eval[bool](b, `document.querySelector('tr[data-claim="clm-bob-wait"]') !== null`) {
+		t.Error("a waiting claim shows as active")
+	}
+	b.Screenshot(shots, "claims-waiting")
+	s.ingest(t, tm.alice.release(tm.aliceClaim))
+	b.WaitTrue(wait, `document.querySelector('tr[data-claim="clm-bob-wait"]') !== null && document.querySelectorAll('tr[data-waiting]').length === 1`)
+	wantText(t, browsertest.Eval[string](b, `document.querySelector('tr[data-claim="clm-bob-wait"]').innerText`), "1. carol@studio.dev")
+
 	// Presence changes show.
 	view(t, b, "1", "agents")
 	s.presence(t, tm.bob, protocol.PresenceOffline)

@@ -60,7 +60,8 @@ type Options struct {
 	// MediaDir is where the capture tools keep the videos they made
 	// (<data>/capture/media/<op>.mp4); one there is served as it is.
 	MediaDir string
-	// Denials, if set, serves arbitration's denials (GET /v1/denials).
+	// Denials, if set, serves arbitration's denials (GET /v1/denials) and
+	// the claims' lines (GET /v1/queues).
 	Denials Denials
 	// Session, if set, is the local dashboard's session: it answers
 	// POST /dashboard/session with the page's token. Nil: the page asks
@@ -103,6 +104,7 @@ func (d *Dashboard) Routes(mux *http.ServeMux, authed func(hub.AuthedFunc) http.
 	}
 	if d.opts.Denials != nil {
 		mux.Handle("GET /v1/denials", authed(d.denials))
+		mux.Handle("GET /v1/queues", authed(d.queues))
 	}
 }
 
@@ -183,7 +185,7 @@ func (d *Dashboard) session(w http.ResponseWriter, r *http.Request) {
 // workspaceAnswer answers GET /v1/workspace.
 type workspaceAnswer struct {
 	WorkspaceID string   `json:"workspaceId"`
-	Features    []string `json:"features"` // "captures", "denials"
+	Features    []string `json:"features"` // "captures", "denials", "queues"
 }
 
 // workspace names the token's workspace and what this server offers.
@@ -193,7 +195,7 @@ func (d *Dashboard) workspace(w http.ResponseWriter, r *http.Request, ws string)
 		a.Features = append(a.Features, "captures")
 	}
 	if d.opts.Denials != nil {
-		a.Features = append(a.Features, "denials")
+		a.Features = append(a.Features, "denials", "queues")
 	}
 	writeJSON(w, http.StatusOK, a)
 }

@@ -137,6 +137,14 @@ func (a *agent) claim(id string, exclusive bool, reason string, patterns ...stri
 		Patterns: patterns, Exclusive: exclusive, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(45 * time.Minute)})
 }
 
+// waitingClaim is a claim that waits its turn for up to wait.
+func (a *agent) waitingClaim(id, reason string, wait time.Duration, patterns ...string) *protocol.Envelope {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	until := now.Add(wait)
+	return a.Envelope(protocol.EventClaimCreated, &protocol.Claim{ID: id, WorkspaceID: a.Workspace, ActorID: a.Actor, ReplicaID: a.ID,
+		Patterns: patterns, Exclusive: true, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(20 * time.Minute), WaitUntil: &until})
+}
+
 func (a *agent) release(c *protocol.Envelope) *protocol.Envelope {
 	cl := *c.Claim()
 	now := time.Now().UTC()

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -53,12 +54,13 @@ func (s *Server) Presence(ctx context.Context, workspace string) ([]*protocol.Re
 	return s.store.Presence(ctx, workspace)
 }
 
-// NewsMark and SetNewsMark keep each MCP session's news position.
-func (s *Server) NewsMark(ctx context.Context, workspace, key string) (int64, bool, error) {
-	return s.store.NewsMark(ctx, workspace, key)
+// NewsMarkAt keeps each MCP session's news position, and the time it was
+// told through.
+func (s *Server) NewsMarkAt(ctx context.Context, workspace, key string) (int64, time.Time, bool, error) {
+	return s.store.NewsMarkAt(ctx, workspace, key)
 }
 
-// SetNewsMark moves a session's news position on.
-func (s *Server) SetNewsMark(ctx context.Context, workspace, key string, seq int64) error {
-	return s.store.SetNewsMark(ctx, workspace, key, seq)
+// SetNewsMarkAt moves a session's news position on.
+func (s *Server) SetNewsMarkAt(ctx context.Context, workspace, key string, seq int64, now time.Time) error {
+	return s.store.SetNewsMarkAt(ctx, workspace, key, seq, now)
 }

@@ -41,6 +41,11 @@ type Store interface {
 	// service's MCP endpoint) was told the news; a mark only moves on.
 	NewsMark(ctx context.Context, workspace, key string) (seq int64, ok bool, err error)
 	SetNewsMark(ctx context.Context, workspace, key string, seq int64) error
+	// NewsMarkAt and SetNewsMarkAt are the same with the time a mark was
+	// told through (for what time alone decides: a claim granted when a
+	// lease ran out).
+	NewsMarkAt(ctx context.Context, workspace, key string) (seq int64, at time.Time, ok bool, err error)
+	SetNewsMarkAt(ctx context.Context, workspace, key string, seq int64, now time.Time) error
 	// Sweep deletes operations older than their plan's retention, in
 	// small batches, raising each workspace's watermark.
 	Sweep(ctx context.Context, now time.Time, retentionFor func(plan string) time.Duration, opts *store.SweepOptions) (*store.SweepResult, error)

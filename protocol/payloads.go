@@ -41,7 +41,12 @@ type Claim struct {
 	HandoffID     string     `json:"handoffId,omitempty"`
 	ReleasedAt    *time.Time `json:"releasedAt,omitempty" jsonschema_description:"Set on claim.released only."`
 	ReleaseReason string     `json:"releaseReason,omitempty"`
+	WaitUntil     *time.Time `json:"waitUntil,omitempty" jsonschema_description:"A claim that may wait its turn: when a conflicting claim is active or queued at its ingest, it is queued (not denied) until granted or until waitUntil. The wait is measured from the ingest: it lasts waitUntil minus createdAt, at most an hour."`
 }
+
+// MaxClaimWait is how long a claim may wait its turn: waitUntil is at
+// most this long after createdAt.
+const MaxClaimWait = time.Hour
 
 // Handoff passes work (and claims) from one actor to another.
 type Handoff struct {
@@ -162,6 +167,15 @@ func (p *Claim) validate(c *checker, t EventType) {
 	c.id("payload.handoffId", p.HandoffID, false)
 	c.maybeWhen("payload.releasedAt", p.ReleasedAt)
 	c.text("payload.releaseReason", p.ReleaseReason, MaxTextBytes, false)
+	c.maybeWhen("payload.waitUntil", p.WaitUntil)
+	if p.WaitUntil != nil && c.err == nil {
+		switch w := p.WaitUntil.Sub(p.CreatedAt); {
+		case w <= 0:
+			c.fail("payload.waitUntil", "must be after createdAt")
+		case w > MaxClaimWait:
+			c.fail("payload.waitUntil", "must be at most %s after createdAt", MaxClaimWait)
+		}
+	}
 	switch {
 	case t == EventClaimCreated && p.ReleasedAt != nil:
 		c.fail("payload.releasedAt", "must be absent on claim.created")

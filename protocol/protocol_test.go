@@ -21,15 +21,16 @@ func readExample(t testing.TB, name string) []byte {
 }
 
 var envelopeExamples = map[string]EventType{
-	"claim-created.json":        EventClaimCreated,
-	"claim-released.json":       EventClaimReleased,
-	"handoff-requested.json":    EventHandoffRequested,
-	"handoff-responded.json":    EventHandoffResponded,
-	"intent-published.json":     EventIntentPublished,
-	"task-created.json":         EventTaskCreated,
-	"task-updated.json":         EventTaskUpdated,
-	"transaction-created.json":  EventTransactionCreated,
-	"validation-completed.json": EventValidationComplete,
+	"claim-created.json":         EventClaimCreated,
+	"claim-created-waiting.json": EventClaimCreated,
+	"claim-released.json":        EventClaimReleased,
+	"handoff-requested.json":     EventHandoffRequested,
+	"handoff-responded.json":     EventHandoffResponded,
+	"intent-published.json":      EventIntentPublished,
+	"task-created.json":          EventTaskCreated,
+	"task-updated.json":          EventTaskUpdated,
+	"transaction-created.json":   EventTransactionCreated,
+	"validation-completed.json":  EventValidationComplete,
 }
 
 func TestExamplesDecode(t *testing.T) {
@@ -193,6 +194,8 @@ func TestEnvelopeRejections(t *testing.T) {
 		{"dotdot pattern", "claim-created.json", "payload.patterns[1]", func(m map[string]any) { payload(m)["patterns"] = []string{"a", "../b"} }},
 		{"bad glob", "claim-created.json", "payload.patterns[0]", func(m map[string]any) { payload(m)["patterns"] = []string{"src/[a"} }},
 		{"released on create", "claim-created.json", "payload.releasedAt", func(m map[string]any) { payload(m)["releasedAt"] = "2026-11-29T10:20:00Z" }},
+		{"wait before creation", "claim-created-waiting.json", "payload.waitUntil", func(m map[string]any) { payload(m)["waitUntil"] = "2026-11-29T10:16:00Z" }},
+		{"wait over an hour", "claim-created-waiting.json", "payload.waitUntil", func(m map[string]any) { payload(m)["waitUntil"] = "2026-11-29T11:16:00.001Z" }},
 		{"release without releasedAt", "claim-released.json", "payload.releasedAt", func(m map[string]any) { delete(payload(m), "releasedAt") }},
 		{"bad task status", "task-created.json", "payload.status", func(m map[string]any) { payload(m)["status"] = "wip" }},
 		{"bad handoff status", "handoff-requested.json", "payload.status", func(m map[string]any) { payload(m)["status"] = "accepted" }},
@@ -281,4 +284,21 @@ func TestPresenceAndSubscribe(t *testing.T) {
 	assertField(t, err, "type")
 	err = json.Unmarshal([]byte(`{"type":"claim","data":{"eventId":"x","bogus":1}}`), &f)
 	assertField(t, err, "data.bogus")
+}
+
+// BenchmarkDecodeIngestClaim: the service's decoding and validation of a
+// claim's ingest request, without and with waitUntil (issue 24: the only
+// work waiting adds to the service's ingest path).
+func BenchmarkDecodeIngestClaim(b *testing.B) {
+	for _, name := range []string{"claim-created.json", "claim-created-waiting.json"} {
+		body := append(append([]byte(`{"envelope":`), readExample(b, name)...), '}')
+		b.Run(strings.TrimSuffix(name, ".json"), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := DecodeIngestRequest(body, KindClaim); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -23,20 +23,33 @@ func newsMarkName(workspace, key string) string { return "news:" + workspace + "
 // NewsMark returns the log position through which the session key was
 // told the news of workspace; ok is false when it never was.
 func (s *Store) NewsMark(ctx context.Context, workspace, key string) (seq int64, ok bool, err error) {
-	err = s.readQueryRow(ctx, "SELECT seq FROM cursors WHERE name = ?", newsMarkName(workspace, key)).Scan(&seq)
+	seq, _, ok, err = s.NewsMarkAt(ctx, workspace, key)
+	return seq, ok, err
+}
+
+// NewsMarkAt is NewsMark with the time the mark was last set: what
+// happened by then without a log event (a queued claim granted at a
+// lease's end) was told too.
+func (s *Store) NewsMarkAt(ctx context.Context, workspace, key string) (seq int64, at time.Time, ok bool, err error) {
+	var us int64
+	err = s.readQueryRow(ctx, "SELECT seq, updated_us FROM cursors WHERE name = ?", newsMarkName(workspace, key)).Scan(&seq, &us)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
+		return 0, time.Time{}, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("news mark: %w", err)
+		return 0, time.Time{}, false, fmt.Errorf("news mark: %w", err)
 	}
-	return seq, true, nil
+	return seq, fromMicros(us), true, nil
 }
 
 // SetNewsMark moves the session key's mark to seq (never back), and drops
 // marks unused for 30 days.
 func (s *Store) SetNewsMark(ctx context.Context, workspace, key string, seq int64) error {
-	now := time.Now()
+	return s.SetNewsMarkAt(ctx, workspace, key, seq, time.Now())
+}
+
+// SetNewsMarkAt is SetNewsMark, told through time now.
+func (s *Store) SetNewsMarkAt(ctx context.Context, workspace, key string, seq int64, now time.Time) error {
 	return s.writeTx(ctx, "news mark", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, upsMirrorCursor, newsMarkName(workspace, key), seq, micros(now)); err != nil {
 			return err

@@ -96,7 +96,7 @@ func TestOverlappingLooksEachPrefixUpOnce(t *testing.T) {
 	for _, c := range cases {
 		var ran []string
 		q := countingQuery(w.s.readQuery, &ran)
-		hits, err := overlapping(ctx, q, ws, protocol.KindClaim, ClaimActive, c.patterns, "bo", now)
+		hits, err := overlapping(ctx, q, ws, protocol.KindClaim, [2]string{ClaimActive, ClaimQueued}, c.patterns, "bo", now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestOverlappingLooksEachPrefixUpOnce(t *testing.T) {
 
 	// Two sibling prefixes both read the patterns under "src" and "":
 	// each candidate holds each of its patterns once.
-	cands, err := candidates(ctx, w.s.readQuery, ws, protocol.KindClaim, ClaimActive, []string{"src/a/x.go", "src/b/q.go"}, "bo", now)
+	cands, err := candidates(ctx, w.s.readQuery, ws, protocol.KindClaim, [2]string{ClaimActive, ClaimQueued}, []string{"src/a/x.go", "src/b/q.go"}, "bo", now)
 	if err != nil {
 		t.Fatal(err)
 	}

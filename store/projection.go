@@ -25,29 +25,68 @@ const (
 )
 
 // Claim statuses in the projection. An active claim whose expiresAt has
-// passed no longer counts; it is reported as expired.
+// passed no longer counts; it is reported as expired. A queued claim's
+// row holds its schedule, so its status at a time is computed (see
+// Entity.Current): queued, then active once granted (then expired), or
+// wait_expired.
 const (
-	ClaimActive   = "active"
-	ClaimDenied   = "denied"
-	ClaimReleased = "released"
-	ClaimExpired  = "expired" // reported, never stored
+	ClaimActive      = "active"
+	ClaimDenied      = "denied"
+	ClaimReleased    = "released"
+	ClaimQueued      = "queued"
+	ClaimExpired     = "expired"      // reported, never stored
+	ClaimWaitExpired = "wait_expired" // reported, never stored
 )
 
-// Denial explains why a claim was denied: the earlier active claims of
-// other actors it overlaps, or the per-actor limit.
+// Denial reasons.
+const (
+	DenialConflict = "conflict"
+	DenialLimit    = "limit"
+	DenialDeadlock = "deadlock"
+)
+
+// Denial explains why a claim was denied: the earlier active or queued
+// claims of other actors it overlaps, the per-actor limit, or (for a claim
+// that would have waited) the wait-for cycle its wait would have closed.
 type Denial struct {
-	Reason    string     `json:"reason"` // "conflict" or "limit"
+	Reason    string     `json:"reason"` // DenialConflict, DenialLimit or DenialDeadlock
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	Limit     int        `json:"limit,omitempty"`
+	Cycle     []WaitEdge `json:"cycle,omitempty"`
 }
 
-// Conflict is one claim that denied another.
+// Conflict is one claim that denied another, or that another waits for.
 type Conflict struct {
-	ClaimID   string    `json:"claimId"`
-	Actor     string    `json:"actor"`
-	Patterns  []string  `json:"patterns"`
-	Exclusive bool      `json:"exclusive"`
+	ClaimID   string   `json:"claimId"`
+	Actor     string   `json:"actor"`
+	Patterns  []string `json:"patterns"`
+	Exclusive bool     `json:"exclusive"`
+	// ExpiresAt is when an active claim's lease ends; for a queued one,
+	// when it stops mattering as the log stands: the end of the lease it
+	// is scheduled to get, or the end of its wait.
 	ExpiresAt time.Time `json:"expiresAt"`
+	// Status is "queued" for a claim waiting its turn; empty for an
+	// active one.
+	Status string `json:"status,omitempty"`
+	// WaitUntil is when a queued claim's wait ends.
+	WaitUntil *time.Time `json:"waitUntil,omitempty"`
+	// Seq is the claim's serverSequence: its place in line.
+	Seq int64 `json:"seq,omitempty"`
+	// Queue lists, for an active claim, the claims waiting for it, in
+	// order (filled by ClaimQueues, never stored).
+	Queue []Waiter `json:"queue,omitempty"`
+}
+
+// Queued reports whether the claim waits its turn.
+func (c *Conflict) Queued() bool { return c.Status == ClaimQueued }
+
+// WaitEdge is one step of a wait-for cycle: claim ClaimID of Actor waits
+// for claim WaitsFor, which Holder holds or waits for.
+type WaitEdge struct {
+	ClaimID  string `json:"claimId"`
+	Actor    string `json:"actor"`
+	WaitsFor string `json:"waitsFor"`
+	Holder   string `json:"holder"`
 }
 
 // projectThrough applies to the projections, inside tx, every operation of
@@ -131,56 +170,67 @@ func (p *projector) exec(q string, args ...any) error {
 // The projections' statements, prepared once on the writer (see
 // writerStatements).
 const (
-	selThrough         = "SELECT seq FROM proj_through WHERE ws = ?"
-	selOpsRange        = "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id"
-	upsThrough         = "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq"
-	updReleased        = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
-	delPatterns        = "DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))"
-	updTask            = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
-	updResponded       = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
-	updClaimHolder     = "UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND status = ? AND id IN (SELECT value FROM json_each(?))"
-	selActiveIntents   = "SELECT id, body FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'"
-	updSuperseded      = "UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?"
-	insPattern         = "INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)"
-	countHeld          = "SELECT count(*) FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status = ? AND expires_us > ?"
+	selThrough   = "SELECT seq FROM proj_through WHERE ws = ?"
+	selOpsRange  = "SELECT id, ingested_us, body FROM ops WHERE id >= ? AND id <= ? ORDER BY id"
+	upsThrough   = "INSERT INTO proj_through (ws, seq) VALUES (?, ?) ON CONFLICT (ws) DO UPDATE SET seq = excluded.seq"
+	updReleased  = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	delPatterns  = "DELETE FROM proj_claim_patterns WHERE ws = ? AND id = ? AND prefix IN (SELECT value FROM json_each(?))"
+	updTask      = "UPDATE proj SET target = ?, status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ?"
+	updResponded = "UPDATE proj SET status = ?, seq = ?, updated_us = ?, body = ? WHERE ws = ? AND kind = ? AND id = ? AND status = ?"
+	// An accepted handoff moves the claims that hold their paths: active
+	// ones, and queued ones granted by then.
+	updClaimHolder = `UPDATE proj SET actor = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id IN (SELECT value FROM json_each(?))
+		AND (status = 'active' OR (status = 'queued' AND grant_us > 0 AND grant_us <= ?))`
+	selActiveIntents = "SELECT id, body FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status = 'active'"
+	updSuperseded    = "UPDATE proj SET status = ?, seq = ?, updated_us = ? WHERE ws = ? AND kind = ? AND id = ?"
+	insPattern       = "INSERT OR IGNORE INTO proj_claim_patterns (ws, prefix, id, pattern) VALUES (?, ?, ?, ?)"
+	// The claims an actor holds or waits for (the per-actor limit).
+	countHeld          = "SELECT count(*) FROM proj INDEXED BY proj_by_actor WHERE ws = ? AND kind = ? AND actor = ? AND status IN ('active', 'queued') AND expires_us > ?"
 	delExpiredPatterns = `DELETE FROM proj_claim_patterns WHERE ws = ?1 AND prefix = ?2 AND EXISTS (
 		SELECT 1 FROM proj c WHERE c.ws = ?1 AND c.kind IN (?3, ?4) AND c.id = proj_claim_patterns.id AND c.expires_us > 0 AND c.expires_us <= ?5)`
 	// The live entities with an indexed pattern whose literal prefix is an
 	// ancestor of the query's (IN) or a descendant of it (the range):
 	// two index lookups, not a scan.
-	selOverlap = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+	selOverlap = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern, c.status, c.grant_us, c.wait_us, c.created_seq, c.ingested_us
 		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
-		WHERE p.ws = ?2 AND p.prefix IN (SELECT value FROM json_each(?3)) AND c.status = ?6 AND c.expires_us > ?7 AND c.actor != ?8
+		WHERE p.ws = ?2 AND p.prefix IN (SELECT value FROM json_each(?3)) AND c.status IN (?6, ?9) AND c.expires_us > ?7 AND c.actor != ?8
 		UNION ALL
-		SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+		SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern, c.status, c.grant_us, c.wait_us, c.created_seq, c.ingested_us
 		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
-		WHERE p.ws = ?2 AND p.prefix >= ?4 AND p.prefix < ?5 AND c.status = ?6 AND c.expires_us > ?7 AND c.actor != ?8`
+		WHERE p.ws = ?2 AND p.prefix >= ?4 AND p.prefix < ?5 AND c.status IN (?6, ?9) AND c.expires_us > ?7 AND c.actor != ?8`
 	// Every pattern may overlap a query with no literal prefix.
-	selOverlapAll = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern
+	selOverlapAll = `SELECT c.id, c.actor, c.exclusive, c.expires_us, c.body, p.pattern, c.status, c.grant_us, c.wait_us, c.created_seq, c.ingested_us
 		FROM proj_claim_patterns p JOIN proj c ON c.ws = p.ws AND c.kind = ?1 AND c.id = p.id
-		WHERE p.ws = ?2 AND c.status = ?3 AND c.expires_us > ?4 AND c.actor != ?5`
+		WHERE p.ws = ?2 AND c.status IN (?3, ?6) AND c.expires_us > ?4 AND c.actor != ?5`
 )
 
 // projectionStatements are prepared with the writer's statements.
-var projectionStatements = []string{selThrough, selOpsRange, upsThrough, upsertProj, updReleased, delPatterns, updTask, updResponded,
-	updClaimHolder, selActiveIntents, updSuperseded, insPattern, countHeld, delExpiredPatterns, selOverlap, selOverlapAll}
+var projectionStatements = append([]string{selThrough, selOpsRange, upsThrough, upsertProj, updReleased, delPatterns, updTask, updResponded,
+	updClaimHolder, selActiveIntents, updSuperseded, insPattern, countHeld, delExpiredPatterns, selOverlap, selOverlapAll}, queueStatements...)
 
-const upsertProj = `INSERT INTO proj (ws, kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const upsertProj = `INSERT INTO proj (ws, kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail, grant_us, wait_us)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (ws, kind, id) DO UPDATE SET actor = excluded.actor, target = excluded.target, status = excluded.status,
 		exclusive = excluded.exclusive, seq = excluded.seq, updated_us = excluded.updated_us,
-		expires_us = excluded.expires_us, body = excluded.body, detail = excluded.detail`
+		expires_us = excluded.expires_us, body = excluded.body, detail = excluded.detail,
+		grant_us = excluded.grant_us, wait_us = excluded.wait_us`
 
 // insert records an entity's state. On an update, created_seq and
 // ingested_us keep their first values.
 func (p *projector) insert(e *protocol.Envelope, actor, target, status string, exclusive bool, expires int64, detail string) error {
+	return p.insertRow(e, actor, target, status, exclusive, expires, detail, 0, 0)
+}
+
+// insertRow is insert with a claim's schedule: grant and wait (unix
+// microseconds, 0 for none).
+func (p *projector) insertRow(e *protocol.Envelope, actor, target, status string, exclusive bool, expires int64, detail string, grant, wait int64) error {
 	body, err := json.Marshal(e.Payload)
 	if err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
 	at := micros(*e.IngestedAt)
 	return p.exec(upsertProj, p.ws, kindCode(e.Type.Kind()), e.ID, actor, target, status, exclusive,
-		e.ServerSequence, e.ServerSequence, at, at, expires, body, detail)
+		e.ServerSequence, e.ServerSequence, at, at, expires, body, detail, grant, wait)
 }
 
 // apply applies one logged envelope.
@@ -201,24 +251,9 @@ func (p *projector) apply(e *protocol.Envelope) error {
 		return p.index(e.ID, pl.Paths, at)
 	case *protocol.Claim:
 		if e.Type == protocol.EventClaimReleased {
-			if err := p.exec(updReleased,
-				ClaimReleased, e.ServerSequence, micros(at), mustJSON(pl), p.ws, kindCode(protocol.KindClaim), e.ID); err != nil {
-				return err
-			}
-			return p.exec(delPatterns,
-				p.ws, e.ID, mustJSON(prefixes(pl.Patterns)))
+			return p.release(e, pl, at)
 		}
-		denial, err := p.arbitrate(pl, at)
-		if err != nil {
-			return err
-		}
-		if denial != nil {
-			return p.insert(e, pl.ActorID, "", ClaimDenied, pl.Exclusive, micros(pl.ExpiresAt), string(mustJSON(denial)))
-		}
-		if err := p.insert(e, pl.ActorID, "", ClaimActive, pl.Exclusive, micros(pl.ExpiresAt), ""); err != nil {
-			return err
-		}
-		return p.index(e.ID, pl.Patterns, at)
+		return p.claim(e, pl, at)
 	case *protocol.Task:
 		if e.Type == protocol.EventTaskUpdated {
 			return p.exec(updTask,
@@ -240,8 +275,11 @@ func (p *projector) apply(e *protocol.Envelope) error {
 			return nil
 		}
 		// An accepted handoff moves its claims to the accepting actor.
-		return p.exec(updClaimHolder,
-			pl.ResponderActorID, e.ServerSequence, micros(at), p.ws, kindCode(protocol.KindClaim), ClaimActive, mustJSON(pl.ClaimIDs))
+		if err := p.exec(updClaimHolder,
+			pl.ResponderActorID, e.ServerSequence, micros(at), p.ws, kindCode(protocol.KindClaim), mustJSON(pl.ClaimIDs), micros(at)); err != nil {
+			return err
+		}
+		return p.handedOver(e.ServerSequence, pl.ClaimIDs, at)
 	case *protocol.Validation:
 		return p.insert(e, pl.ActorID, "", string(pl.Status), false, 0, "")
 	case *protocol.ChangeTransaction:
@@ -312,38 +350,15 @@ func (p *projector) index(id string, patterns []string, at time.Time) error {
 	return nil
 }
 
-// arbitrate decides a new claim against the active claims at its ingest
-// time: denied when it overlaps an earlier active claim of another actor
-// and either of the two is exclusive, or when its actor already holds
-// MaxActiveClaims active claims.
-func (p *projector) arbitrate(c *protocol.Claim, at time.Time) (*Denial, error) {
-	var held int
-	if err := p.s.txQueryRow(p.ctx, p.tx, countHeld,
-		p.ws, kindCode(protocol.KindClaim), c.ActorID, ClaimActive, micros(at)).Scan(&held); err != nil {
-		return nil, fmt.Errorf("project: %w", err)
-	}
-	if held >= MaxActiveClaims {
-		return &Denial{Reason: "limit", Limit: MaxActiveClaims}, nil
-	}
-	conflicts, err := overlappingClaims(p.ctx, func(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-		return p.s.txQuery(ctx, p.tx, q, args...)
-	}, p.ws, c.Patterns, c.ActorID, at, func(cand Conflict) bool {
-		return c.Exclusive || cand.Exclusive
-	})
-	if err != nil || len(conflicts) == 0 {
-		return nil, err
-	}
-	return &Denial{Reason: "conflict", Conflicts: conflicts}, nil
-}
-
 // queryFunc runs a query: inside the writer's transaction, or on the readers.
 type queryFunc func(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 
-// overlappingClaims returns the claims active at `at`, of actors other than
-// skipActor, with a pattern that overlaps one of patterns and for which
-// keep returns true.
+// overlappingClaims returns the claims of actors other than skipActor
+// that are live at `at` (active, or queued and still waiting; a queued
+// claim granted by then counts as active) with a pattern that overlaps
+// one of patterns and for which keep returns true, by id.
 func overlappingClaims(ctx context.Context, q queryFunc, ws int64, patterns []string, skipActor string, at time.Time, keep func(Conflict) bool) ([]Conflict, error) {
-	hits, err := overlapping(ctx, q, ws, protocol.KindClaim, ClaimActive, patterns, skipActor, at)
+	hits, err := overlapping(ctx, q, ws, protocol.KindClaim, [2]string{ClaimActive, ClaimQueued}, patterns, skipActor, at)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +368,11 @@ func overlappingClaims(ctx context.Context, q queryFunc, ws int64, patterns []st
 		if err := json.Unmarshal(h.body, &cl); err != nil {
 			return nil, fmt.Errorf("claims: %w", err)
 		}
-		c := Conflict{ClaimID: h.id, Actor: h.actor, Patterns: cl.Patterns, Exclusive: h.exclusive, ExpiresAt: fromMicros(h.expiresUs)}
+		c := Conflict{ClaimID: h.id, Actor: h.actor, Patterns: cl.Patterns, Exclusive: h.exclusive, ExpiresAt: fromMicros(h.expiresUs), Seq: h.seq}
+		if h.status == ClaimQueued && (h.grantUs == 0 || h.grantUs > micros(at)) {
+			w := fromMicros(h.waitUs)
+			c.Status, c.WaitUntil = ClaimQueued, &w
+		}
 		if keep == nil || keep(c) {
 			out = append(out, c)
 		}
@@ -363,18 +382,21 @@ func overlappingClaims(ctx context.Context, q queryFunc, ws int64, patterns []st
 
 // hit is one entity whose indexed patterns overlap a query.
 type hit struct {
-	id, actor string
-	exclusive bool
-	expiresUs int64
-	body      []byte
+	id, actor, status string
+	exclusive         bool
+	expiresUs         int64
+	grantUs, waitUs   int64 // a queued claim's schedule
+	seq, ingestedUs   int64 // created_seq and ingested_us
+	body              []byte
 }
 
-// overlapping returns the entities of kind in status, live at `at`, of
-// actors other than skipActor, with an indexed pattern overlapping one of
-// patterns, sorted by id. It reads only the patterns whose literal prefix
-// is an ancestor or a descendant of a query pattern's: no other can overlap.
-func overlapping(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
-	cands, err := candidates(ctx, q, ws, kind, status, patterns, skipActor, at)
+// overlapping returns the entities of kind in one of statuses, live at
+// `at`, of actors other than skipActor, with an indexed pattern
+// overlapping one of patterns, sorted by id. It reads only the patterns
+// whose literal prefix is an ancestor or a descendant of a query
+// pattern's: no other can overlap.
+func overlapping(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, statuses [2]string, patterns []string, skipActor string, at time.Time) ([]hit, error) {
+	cands, err := candidates(ctx, q, ws, kind, statuses, patterns, skipActor, at)
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
@@ -399,7 +421,7 @@ type candidate struct {
 // patterns, by the literal prefixes of patterns (see lookupPrefixes): one
 // query per prefix, or the one query for every pattern when a query
 // pattern has no literal prefix.
-func candidates(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, status string, patterns []string, skipActor string, at time.Time) (map[string]*candidate, error) {
+func candidates(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, statuses [2]string, patterns []string, skipActor string, at time.Time) (map[string]*candidate, error) {
 	cands := map[string]*candidate{}
 	read := func(query string, args ...any) error {
 		rows, err := q(ctx, query, args...)
@@ -410,7 +432,7 @@ func candidates(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, 
 		for rows.Next() {
 			var h hit
 			var pattern string
-			if err := rows.Scan(&h.id, &h.actor, &h.exclusive, &h.expiresUs, &h.body, &pattern); err != nil {
+			if err := rows.Scan(&h.id, &h.actor, &h.exclusive, &h.expiresUs, &h.body, &pattern, &h.status, &h.grantUs, &h.waitUs, &h.seq, &h.ingestedUs); err != nil {
 				return fmt.Errorf("overlaps: %w", err)
 			}
 			c := cands[h.id]
@@ -431,13 +453,13 @@ func candidates(ctx context.Context, q queryFunc, ws int64, kind protocol.Kind, 
 	}
 	prefixes, all := lookupPrefixes(patterns)
 	if all {
-		if err := read(selOverlapAll, kindCode(kind), ws, status, micros(at), skipActor); err != nil {
+		if err := read(selOverlapAll, kindCode(kind), ws, statuses[0], micros(at), skipActor, statuses[1]); err != nil {
 			return nil, err
 		}
 		return cands, nil
 	}
 	for _, lp := range prefixes {
-		if err := read(selOverlap, kindCode(kind), ws, string(mustJSON(ancestors(lp))), lp+"/", lp+"0", status, micros(at), skipActor); err != nil {
+		if err := read(selOverlap, kindCode(kind), ws, string(mustJSON(ancestors(lp))), lp+"/", lp+"0", statuses[0], micros(at), skipActor, statuses[1]); err != nil {
 			return nil, err
 		}
 	}

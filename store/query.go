@@ -24,18 +24,44 @@ type Entity struct {
 	Seq        int64 // serverSequence of the last change
 	IngestedAt time.Time
 	UpdatedAt  time.Time
-	ExpiresAt  time.Time       // claims and intents; zero = never
+	ExpiresAt  time.Time       // claims and intents; zero = never. A queued claim: see ClaimQueued
 	Body       json.RawMessage // the latest payload
 	Detail     string          // claims: the Denial, as JSON
+	// GrantAt is, for a queued claim, when the log so far grants it
+	// (zero: not before WaitUntil); for one granted after its ingest
+	// (status active since), when it was.
+	GrantAt time.Time
+	// WaitUntil is, for a claim that asked to wait, when its wait ends:
+	// its ingestedAt plus waitUntil minus createdAt.
+	WaitUntil time.Time
 }
 
 // Current reports the claim or intent status at now: an active one whose
-// expiry passed is expired.
+// expiry passed is expired; a queued claim is active once its grant time
+// has come (and expired after its lease), wait_expired once its wait
+// ended without a grant, and queued until then.
 func (e *Entity) Current(now time.Time) string {
+	if e.Status == ClaimQueued {
+		if e.GrantedBy(now) {
+			if !e.ExpiresAt.After(now) {
+				return ClaimExpired
+			}
+			return ClaimActive
+		}
+		if !e.WaitUntil.After(now) {
+			return ClaimWaitExpired
+		}
+		return ClaimQueued
+	}
 	if e.Status == ClaimActive && !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
 		return ClaimExpired
 	}
 	return e.Status
+}
+
+// GrantedBy reports whether a claim that waited was granted by now.
+func (e *Entity) GrantedBy(now time.Time) bool {
+	return !e.GrantAt.IsZero() && !e.GrantAt.After(now)
 }
 
 // Denial decodes a denied claim's reason.
@@ -50,14 +76,20 @@ func (e *Entity) Denial() *Denial {
 	return &d
 }
 
-const entityCols = "kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail"
+const entityCols = "kind, id, actor, target, status, exclusive, created_seq, seq, ingested_us, updated_us, expires_us, body, detail, grant_us, wait_us"
 
 func scanEntity(rows interface{ Scan(...any) error }) (*Entity, error) {
 	var e Entity
 	var kind int
-	var ing, upd, exp int64
-	if err := rows.Scan(&kind, &e.ID, &e.Actor, &e.Target, &e.Status, &e.Exclusive, &e.CreatedSeq, &e.Seq, &ing, &upd, &exp, &e.Body, &e.Detail); err != nil {
+	var ing, upd, exp, grant, wait int64
+	if err := rows.Scan(&kind, &e.ID, &e.Actor, &e.Target, &e.Status, &e.Exclusive, &e.CreatedSeq, &e.Seq, &ing, &upd, &exp, &e.Body, &e.Detail, &grant, &wait); err != nil {
 		return nil, err
+	}
+	if grant != 0 {
+		e.GrantAt = fromMicros(grant)
+	}
+	if wait != 0 {
+		e.WaitUntil = fromMicros(wait)
 	}
 	if kind >= 1 && kind <= len(protocol.Kinds) {
 		e.Kind = protocol.Kinds[kind-1]
@@ -93,9 +125,13 @@ type EntityQuery struct {
 	Actor     string    // only this actor's
 	NotActor  string    // not this actor's
 	Target    string    // only those targeting this actor (handoff to, task assignee)
-	LiveAt    time.Time // non-zero: only those not expired at this time
-	Before    int64     // paging, newest first: created_seq below this (0 = from the newest)
-	Limit     int       // default 50
+	LiveAt    time.Time // non-zero: only those not expired at this time (a queued claim: still waiting, or granted and not expired)
+	// HeldAt non-zero: only claims that hold their paths at this time:
+	// active and not expired, or queued and granted by then (Status is
+	// then ignored).
+	HeldAt time.Time
+	Before int64 // paging, newest first: created_seq below this (0 = from the newest)
+	Limit  int   // default 50
 }
 
 // Entities lists projected entities, newest first.
@@ -148,7 +184,7 @@ func entitiesSQL(ws int64, q EntityQuery, count bool) (string, []any) {
 		index = "proj_by_actor" // (ws, kind, actor, status)
 	case q.Target != "":
 		index = "proj_by_target" // (ws, kind, target, status)
-	case len(q.Status) > 0:
+	case len(q.Status) > 0 || !q.HeldAt.IsZero():
 		index = "proj_by_status" // (ws, kind, status, created_seq)
 	default:
 		index = "proj_by_created" // (ws, kind, created_seq)
@@ -160,6 +196,11 @@ func entitiesSQL(ws int64, q EntityQuery, count bool) (string, []any) {
 	}
 	if q.Target != "" {
 		where, args = append(where, "target = ?"), append(args, q.Target)
+	}
+	if !q.HeldAt.IsZero() {
+		q.Status = nil
+		where = append(where, "status IN ('active', 'queued') AND expires_us > ? AND (status = 'active' OR (grant_us > 0 AND grant_us <= ?))")
+		args = append(args, micros(q.HeldAt), micros(q.HeldAt))
 	}
 	switch len(q.Status) {
 	case 0:
@@ -224,7 +265,7 @@ func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patter
 
 // overlappingIntents is OverlappingIntents on q.
 func overlappingIntents(ctx context.Context, q queryFunc, ws int64, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
-	hits, err := overlapping(ctx, q, ws, protocol.KindIntent, "active", patterns, skipActor, at)
+	hits, err := overlapping(ctx, q, ws, protocol.KindIntent, [2]string{"active", "active"}, patterns, skipActor, at)
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}

@@ -704,6 +704,21 @@ CREATE TABLE idem_keys (
 	`
 ALTER TABLE captures ADD COLUMN seed INTEGER;
 `,
+	// 9: claims that wait their turn (see queue.go). A queued claim's row
+	// holds its schedule as the log so far decides it: grant_us, when it is
+	// granted (0: not before its wait ends), wait_us, when its wait ends,
+	// and expires_us, when it stops mattering (its lease's end once
+	// granted, else wait_us). wait_us is set on every claim that asked to
+	// wait, granted at once or not. The partial indexes find the live
+	// queue, the live claims that asked to wait, and an actor's waits,
+	// without reading the history of other claims.
+	`
+ALTER TABLE proj ADD COLUMN grant_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE proj ADD COLUMN wait_us INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX proj_queued ON proj (ws, kind, expires_us) WHERE status = 'queued';
+CREATE INDEX proj_by_wait ON proj (ws, kind, actor, wait_us) WHERE wait_us > 0;
+CREATE INDEX proj_waited ON proj (ws, kind, expires_us) WHERE wait_us > 0;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

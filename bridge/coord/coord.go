@@ -75,12 +75,14 @@ type Coordinator struct {
 
 	syncMu sync.Mutex // one mirror catch-up at a time (inside the service)
 
-	mu       sync.Mutex
-	newsFrom int64    // the log position the session's news starts after
-	notices  []string // things the agent must be told once (resync, refusals)
-	lastCall time.Time
-	presence protocol.PresenceStatus
-	agent    protocol.Agent // the session's; a call's context may carry its own
+	mu         sync.Mutex
+	newsFrom   int64             // the log position the session's news starts after
+	notices    []string          // things the agent must be told once (resync, refusals)
+	newsAt     time.Time         // when the session's news was last told (claims' outcomes after it are news)
+	toldClaims map[string]string // what tool results said of this session's claims (see told)
+	lastCall   time.Time
+	presence   protocol.PresenceStatus
+	agent      protocol.Agent // the session's; a call's context may carry its own
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup

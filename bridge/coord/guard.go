@@ -36,7 +36,7 @@ func HeldPaths(ctx context.Context, st *store.Store, workspace, actor string, pa
 			return nil, err
 		}
 		for _, c := range cs {
-			if c.Exclusive {
+			if c.Exclusive && !c.Queued() { // a claim waiting its turn holds nothing yet
 				out = append(out, Held{Path: p, Claim: c})
 				break
 			}

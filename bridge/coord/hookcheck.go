@@ -19,7 +19,8 @@ type Holder struct {
 	Pending bool
 }
 
-// Holders returns the claims of actors other than actor, active at now,
+// Holders returns the claims of actors other than actor, active at now
+// (a queued claim once granted; not one still waiting),
 // that cover path (a repository-relative file path as it is on disk, not
 // a glob): those check_conflicts reports for it, found the same way. In
 // remote mode st is the mirror, and the claims other actors of this
@@ -36,7 +37,9 @@ func Holders(ctx context.Context, st *store.Store, workspace, actor, path string
 	}
 	out := make([]Holder, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, Holder{Conflict: c})
+		if !c.Queued() { // a claim that waits holds nothing yet
+			out = append(out, Holder{Conflict: c})
+		}
 	}
 	entries, _, err := st.Unmirrored(ctx, workspace, protocol.KindClaim)
 	if err != nil || len(entries) == 0 {
@@ -123,7 +126,7 @@ type EditClaim struct {
 // as the claim tool does.
 func (c *Coordinator) ClaimForEdit(ctx context.Context, path string, ttl time.Duration) (*EditClaim, error) {
 	now := c.cfg.Now()
-	mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 2 * store.MaxActiveClaims})
+	mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.cfg.Actor, Status: liveClaims, LiveAt: now, Limit: 2 * store.MaxActiveClaims})
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +142,11 @@ func (c *Coordinator) ClaimForEdit(ctx context.Context, path string, ttl time.Du
 		res, err := c.Claim(ctx, cl.Patterns, true, cl.Reason, ttl, ent.ID)
 		if err != nil {
 			return nil, err
+		}
+		if res.Status == "denied" {
+			// Others wait for these paths (nobody jumps the line, a renewal
+			// neither): the claim held serves until its lease ends.
+			return &EditClaim{Held: ent, Result: res}, nil
 		}
 		return c.editClaim(ctx, res)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -31,9 +32,10 @@ type HookNewsQuery struct {
 }
 
 // HookNews returns what the agent session has not been told yet that
-// concerns it (handoffs to it and answers to its own, tasks assigned to
-// it, claims of others on paths it claimed or announced, claims its
-// claims denied, failed validations), as text of at most HookNewsMax
+// concerns it (what became of its claims that waited: granted, wait
+// ended, denied; handoffs to it and answers to its own, tasks assigned to
+// it, claims of others on paths it claimed or announced (waiting for its
+// claims, or denied by them), failed validations), as text of at most HookNewsMax
 // bytes, and moves the session's news mark past it, so its next tool
 // result does not repeat it. "" when there is nothing to tell. st is the
 // local database (in remote mode, the mirror).
@@ -46,19 +48,23 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 		keys = append(keys, NewsKeyReplica(q.Replica, q.Actor))
 	}
 	var from int64
+	var since time.Time
 	seen := false // a mark exists: not the session's first look
 	for _, k := range keys {
-		m, ok, err := st.NewsMark(ctx, q.Workspace, k)
+		m, at, ok, err := st.NewsMarkAt(ctx, q.Workspace, k)
 		if err != nil {
 			return "", err
 		}
 		from, seen = max(from, m), seen || ok
+		if at.After(since) {
+			since = at
+		}
 	}
 	head, err := st.Head(ctx, q.Workspace)
 	if err != nil {
 		return "", err
 	}
-	c := &Coordinator{cfg: Config{Store: st, Workspace: q.Workspace, Actor: q.Actor, Replica: q.Replica, Session: "hook", Now: func() time.Time { return q.Now }}}
+	c := &Coordinator{cfg: Config{Store: st, Workspace: q.Workspace, Actor: q.Actor, Replica: q.Replica, Session: "hook", Now: func() time.Time { return q.Now }, Logger: slog.New(slog.DiscardHandler)}}
 	var lines []string
 	shown := map[string]bool{}
 	if q.Start {
@@ -76,6 +82,13 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 		}
 	}
 	through, more := from, 0
+	if seen {
+		// What became of its claims that waited, first: a grant when a
+		// lease ran out is no log event.
+		for _, it := range c.outcomes(ctx, c.me(ctx), from, since, q.Now) {
+			lines = append(lines, it.Text+" ["+it.Event+" "+it.ID+"]")
+		}
+	}
 	if seen && head > from {
 		items, n, last, err := c.relevantSince(ctx, from, q.SessionRef)
 		if err != nil {
@@ -93,7 +106,7 @@ func HookNews(ctx context.Context, st *store.Store, q HookNewsQuery) (string, er
 	}
 	text := hookNewsText(lines, more)
 	for _, k := range keys {
-		if err := st.SetNewsMark(ctx, q.Workspace, k, through); err != nil {
+		if err := st.SetNewsMarkAt(ctx, q.Workspace, k, through, q.Now); err != nil {
 			return "", err
 		}
 	}

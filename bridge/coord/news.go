@@ -55,9 +55,10 @@ type newsRef struct {
 		SessionReference string `json:"sessionReference"`
 	} `json:"agent"`
 	Payload struct {
-		From     string `json:"fromActorId"`
-		To       string `json:"toActorId"`
-		Assignee string `json:"assigneeActorId"`
+		From      string `json:"fromActorId"`
+		To        string `json:"toActorId"`
+		Assignee  string `json:"assigneeActorId"`
+		WaitUntil string `json:"waitUntil"`
 	} `json:"payload"`
 }
 
@@ -79,14 +80,17 @@ func forYou(t protocol.EventType, me, from, to, assignee string) bool {
 // News returns the digest of what others did since the previous call and
 // moves the session's news position to the log's head.
 func (c *Coordinator) News(ctx context.Context) (*News, error) {
-	st, ws := c.cfg.Store, c.cfg.Workspace
+	st, ws, now := c.cfg.Store, c.cfg.Workspace, c.cfg.Now()
 	me := c.me(ctx)
 	ref := c.Agent(ctx).SessionReference
-	from, key, shared, mark, err := c.newsStart(ctx, me, ref)
+	from, since, key, shared, mark, err := c.newsStart(ctx, me, ref)
 	if err != nil {
 		return nil, err
 	}
 	n := &News{Items: []NewsItem{}, Notices: c.takeNotices(), Through: from}
+	// What became of this actor's claims that waited, first: no log
+	// event may say it (a grant when a lease ran out).
+	outcomes := c.outcomes(ctx, me, from, since, now)
 	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan})
 	if err != nil {
 		return n, err
@@ -103,6 +107,7 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		forYou bool
 	}
 	var cands []candidate
+	var waiting []int   // the candidates that are claims willing to wait
 	var created []int64 // every claim.created scanned, for describe
 	for i := range page.Ops {
 		op := &page.Ops[i]
@@ -116,7 +121,19 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		if r.ReplicaID == me.Replica && (r.SessionID == me.Session || (ref != "" && r.Agent.SessionReference == ref)) {
 			continue // this session's own doing (or its client's hooks')
 		}
-		cands = append(cands, candidate{op, forYou(r.Type, me.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)})
+		fy := forYou(r.Type, me.Actor, r.Payload.From, r.Payload.To, r.Payload.Assignee)
+		if r.Type == protocol.EventClaimCreated && r.Payload.WaitUntil != "" {
+			waiting = append(waiting, len(cands))
+		}
+		cands = append(cands, candidate{op, fy})
+	}
+	// A claim that waits for one of this actor's is for it: the newest
+	// few are looked up (each is a query).
+	for i := len(waiting) - 1; i >= 0 && i >= len(waiting)-maxWaitChecks; i-- {
+		cd := &cands[waiting[i]]
+		if e, err := c.decode(cd.op); err == nil && len(c.waitingFor(ctx, me.Actor, e.ID, now)) > 0 {
+			cd.forYou = true
+		}
 	}
 	n.Through = page.NextCursor
 	if page.HasMore {
@@ -146,6 +163,7 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	}
 	n.More += len(cands) - i
 	slices.SortFunc(shown, func(a, b *protocol.Envelope) int { return cmp.Compare(a.ServerSequence, b.ServerSequence) })
+	n.Items = append(n.Items, outcomes...)
 	n.Items = append(n.Items, c.describe(ctx, shown, func(lo, hi int64) int {
 		a, _ := slices.BinarySearch(created, lo)
 		b, _ := slices.BinarySearch(created, hi+1)
@@ -156,10 +174,13 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		if n.Through > c.newsFrom {
 			c.newsFrom = n.Through
 		}
+		if now.After(c.newsAt) {
+			c.newsAt = now
+		}
 		c.mu.Unlock()
 	}
-	if shared && n.Through > mark {
-		if err := c.marks().SetNewsMark(ctx, ws, key, n.Through); err != nil {
+	if shared && (n.Through > mark || len(outcomes) > 0) {
+		if err := c.marks().SetNewsMarkAt(ctx, ws, key, n.Through, now); err != nil {
 			if me.caller {
 				return nil, fmt.Errorf("news mark: %w", err)
 			}
@@ -169,10 +190,10 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	return n, nil
 }
 
-// newsMarks keep how far each session was told the news.
+// newsMarks keep how far, and until when, each session was told the news.
 type newsMarks interface {
-	NewsMark(ctx context.Context, workspace, key string) (int64, bool, error)
-	SetNewsMark(ctx context.Context, workspace, key string, seq int64) error
+	NewsMarkAt(ctx context.Context, workspace, key string) (seq int64, at time.Time, ok bool, err error)
+	SetNewsMarkAt(ctx context.Context, workspace, key string, seq int64, now time.Time) error
 }
 
 // marks are where news marks are kept: the local database, or for the
@@ -186,42 +207,134 @@ func (c *Coordinator) marks() newsMarks {
 }
 
 // newsStart is where the news of the calling session starts: after what
-// it was told last, by its tool results or its client's hooks. A caller's
-// session (see WithCaller) keeps its position in the service's database
-// alone; its first news starts at the log's head.
-func (c *Coordinator) newsStart(ctx context.Context, me Me, ref string) (from int64, key string, shared bool, mark int64, err error) {
+// it was told last (log position, and the time, for what time alone
+// decides: a grant when a lease ran out), by its tool results or its
+// client's hooks. A caller's session (see WithCaller) keeps its position
+// in the service's database alone; its first news starts at the log's
+// head, now.
+func (c *Coordinator) newsStart(ctx context.Context, me Me, ref string) (from int64, since time.Time, key string, shared bool, mark int64, err error) {
 	if me.caller {
 		key = NewsKeySession(me.Session)
-		seq, ok, merr := c.svc.NewsMark(ctx, c.cfg.Workspace, key)
+		seq, at, ok, merr := c.svc.NewsMarkAt(ctx, c.cfg.Workspace, key)
 		if merr != nil {
-			return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
+			return 0, time.Time{}, "", false, 0, fmt.Errorf("news mark: %w", merr)
 		}
 		if !ok {
 			if seq, merr = c.cfg.Store.Head(ctx, c.cfg.Workspace); merr != nil {
-				return 0, "", false, 0, merr
+				return 0, time.Time{}, "", false, 0, merr
 			}
+			at = c.cfg.Now()
 			// Recorded now, so the next call's news starts here.
-			if merr := c.svc.SetNewsMark(ctx, c.cfg.Workspace, key, seq); merr != nil {
-				return 0, "", false, 0, fmt.Errorf("news mark: %w", merr)
+			if merr := c.svc.SetNewsMarkAt(ctx, c.cfg.Workspace, key, seq, at); merr != nil {
+				return 0, time.Time{}, "", false, 0, fmt.Errorf("news mark: %w", merr)
 			}
 		}
-		return seq, key, true, seq, nil
+		return seq, at, key, true, seq, nil
 	}
 	c.mu.Lock()
-	from = c.newsFrom
+	from, since = c.newsFrom, c.newsAt
 	c.mu.Unlock()
 	// A hook of this agent's client may have told it some already.
 	key, shared = c.newsMarkKey(me, ref)
-	mark, _, merr := c.cfg.Store.NewsMark(ctx, c.cfg.Workspace, key)
+	mark, markAt, _, merr := c.cfg.Store.NewsMarkAt(ctx, c.cfg.Workspace, key)
 	if merr != nil {
 		c.cfg.Logger.Debug("news mark", "err", merr)
 	}
-	return max(from, mark), key, shared, mark, nil
+	if markAt.After(since) {
+		since = markAt
+	}
+	return max(from, mark), since, key, shared, mark, nil
 }
 
 // NewsKeySession is the news mark of an MCP session served by the
 // service (MCP over HTTP), by its session id.
 func NewsKeySession(session string) string { return "mcp:" + session }
+
+// maxWaitChecks bounds the waiting claims News looks up to see whether
+// they wait for this actor's.
+const maxWaitChecks = 16
+
+// waitingFor returns the claims of this actor that claim id (another
+// actor's) waits for at now; none if it does not wait.
+func (c *Coordinator) waitingFor(ctx context.Context, actor, id string, now time.Time) []store.Conflict {
+	ent, err := c.cfg.Store.Entity(ctx, c.cfg.Workspace, protocol.KindClaim, id)
+	if err != nil || ent.Actor == actor {
+		return nil
+	}
+	w, err := c.cfg.Store.ClaimWait(ctx, c.cfg.Workspace, ent, now)
+	if err != nil || w == nil {
+		return nil
+	}
+	return slices.DeleteFunc(w.Blockers, func(b store.Conflict) bool { return b.Actor != actor })
+}
+
+// outcomes describes what became, since log position from and time since,
+// of this actor's claims that asked to wait (granted, wait ended, denied)
+// and that no tool result of this session told already.
+func (c *Coordinator) outcomes(ctx context.Context, me Me, from int64, since, now time.Time) []NewsItem {
+	ents, err := c.cfg.Store.ClaimOutcomes(ctx, c.cfg.Workspace, me.Actor, from, since, now)
+	if err != nil {
+		c.cfg.Logger.Debug("claim outcomes", "err", err)
+		return nil
+	}
+	var out []NewsItem
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range ents {
+		it := OutcomeItem(e, now)
+		if c.toldClaims[e.ID] == strings.TrimPrefix(it.Event, "claim.") {
+			continue // the claim's own result said so
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// OutcomeItem tells an actor what became of its claim that asked to wait.
+func OutcomeItem(e *store.Entity, now time.Time) NewsItem {
+	var cl protocol.Claim
+	_ = json.Unmarshal(e.Body, &cl)
+	pats := sanitize.Line(strings.Join(cl.Patterns, ", "), newsTextMax)
+	it := NewsItem{Seq: e.Seq, ID: e.ID, Actor: sanitize.Line(e.Actor, 120), ForYou: true}
+	switch st := e.Current(now); {
+	case st == store.ClaimDenied:
+		it.Event = "claim.denied"
+		d := e.Denial()
+		switch {
+		case d != nil && d.Reason == store.DenialDeadlock:
+			it.Text = fmt.Sprintf("your claim %s on %s was denied: DEADLOCK, waiting would close a cycle (%s). Release or hand off what others wait for, or claim later", e.ID, pats, CycleText(d.Cycle, e.Actor))
+		case d != nil && d.Reason == store.DenialLimit:
+			it.Text = fmt.Sprintf("your claim %s on %s was denied: you hold or wait for %d claims, the most allowed", e.ID, pats, d.Limit)
+		default:
+			it.Text = fmt.Sprintf("your claim %s on %s was denied: others hold these paths", e.ID, pats)
+		}
+	case e.GrantedBy(now):
+		it.Event = "claim.granted"
+		it.Text = fmt.Sprintf("your claim %s on %s was granted at %s after waiting; its lease ends at %s. Edit these paths now; release_claim when done",
+			e.ID, pats, e.GrantAt.UTC().Format(time.RFC3339), e.ExpiresAt.UTC().Format(time.RFC3339))
+	default:
+		it.Event = "claim.wait_expired"
+		it.Text = fmt.Sprintf("your wait for %s (claim %s) ended at %s before it was granted; claim again with waitSeconds to queue again, or work on something else",
+			pats, e.ID, e.WaitUntil.UTC().Format(time.RFC3339))
+	}
+	it.Text = sanitize.Line(it.Text, newsTextMax*3)
+	return it
+}
+
+// CycleText says who waits for whom in a wait-for cycle, as `me` reads it.
+func CycleText(cycle []store.WaitEdge, me string) string {
+	whose := func(a string) string {
+		if a == me {
+			return "yours"
+		}
+		return sanitize.Line(a, 120) + "'s"
+	}
+	parts := make([]string, 0, len(cycle))
+	for _, e := range cycle {
+		parts = append(parts, fmt.Sprintf("claim %s (%s) waits for claim %s (%s)", e.ClaimID, whose(e.Actor), e.WaitsFor, whose(e.Holder)))
+	}
+	return strings.Join(parts, "; ")
+}
 
 // newsMarkKey names the news mark this session shares with its client's
 // hooks: its session reference when the client gave one (Claude Code's
@@ -271,10 +384,22 @@ func (c *Coordinator) Describe(ctx context.Context, events []*protocol.Envelope)
 // lo through hi: the claims' current status is then read in one query.
 func (c *Coordinator) describe(ctx context.Context, events []*protocol.Envelope, createdIn func(lo, hi int64) int) []NewsItem {
 	status := c.claimStatuses(ctx, events, createdIn)
+	now := c.cfg.Now()
 	me := c.me(ctx).Actor
+	var waits map[string][]store.Conflict // claims of others waiting for this actor's
+	for _, e := range events {
+		if e.Type == protocol.EventClaimCreated && e.ActorID != me && status[e.ID] == store.ClaimQueued {
+			if mine := c.waitingFor(ctx, me, e.ID, now); len(mine) > 0 {
+				if waits == nil {
+					waits = map[string][]store.Conflict{}
+				}
+				waits[e.ID] = mine
+			}
+		}
+	}
 	out := make([]NewsItem, 0, len(events))
 	for _, e := range events {
-		out = append(out, c.describeOne(e, status, me))
+		out = append(out, c.describeOne(e, status, waits[e.ID], me))
 	}
 	return out
 }
@@ -319,8 +444,9 @@ func (c *Coordinator) claimStatuses(ctx context.Context, events []*protocol.Enve
 	return out
 }
 
-// describeOne summarizes one event; status holds claims' current status.
-func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string, me string) NewsItem {
+// describeOne summarizes one event for actor me; status holds claims'
+// current status, mine the claims of me that the event's claim waits for.
+func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string, mine []store.Conflict, me string) NewsItem {
 	it := NewsItem{Seq: e.ServerSequence, Event: string(e.Type), ID: e.ID, Actor: sanitize.Line(e.ActorID, 120)}
 	if e.Agent != nil {
 		it.Provider = string(e.Agent.Provider)
@@ -342,7 +468,31 @@ func (c *Coordinator) describeOne(e *protocol.Envelope, status map[string]string
 		if p.Exclusive {
 			kind = "exclusive"
 		}
-		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, st, p.ExpiresAt.Format(time.Kitchen), line(p.Reason))
+		if len(mine) > 0 {
+			// Tell the holder who waits for which of its claims, since
+			// when and why.
+			var yours []string
+			for _, m := range mine {
+				yours = append(yours, fmt.Sprintf("%s (%s)", m.ClaimID, line(strings.Join(m.Patterns, ", "))))
+			}
+			since := e.CreatedAt
+			if e.IngestedAt != nil {
+				since = *e.IngestedAt
+			}
+			ends := since // the wait runs from the ingest (see store/queue.go)
+			if p.WaitUntil != nil {
+				ends = since.Add(p.WaitUntil.Sub(p.CreatedAt))
+			}
+			it.ForYou = true
+			it.Text = fmt.Sprintf("waits for your claim %s since %s (%s, its wait ends %s): %s. Finish and release_claim, or request_handoff to them",
+				strings.Join(yours, ", "), since.UTC().Format(time.RFC3339), kind, ends.UTC().Format(time.RFC3339), line(p.Reason))
+			break
+		}
+		until := p.ExpiresAt
+		if st == store.ClaimQueued && p.WaitUntil != nil {
+			until = *p.WaitUntil
+		}
+		it.Text = fmt.Sprintf("claimed %s (%s, %s until %s): %s", line(strings.Join(p.Patterns, ", ")), kind, st, until.Format(time.Kitchen), line(p.Reason))
 	case *protocol.Handoff:
 		it.ForYou = forYou(e.Type, me, p.FromActorID, p.ToActorID, "")
 		if e.Type == protocol.EventHandoffRequested {
@@ -380,6 +530,6 @@ func (c *Coordinator) StartNews(ctx context.Context) error {
 	if c.svc == nil || !c.me(ctx).caller {
 		return nil
 	}
-	_, _, _, _, err := c.newsStart(ctx, c.me(ctx), "")
+	_, _, _, _, _, err := c.newsStart(ctx, c.me(ctx), "")
 	return err
 }

@@ -81,23 +81,75 @@ func (c *Coordinator) PublishIntent(ctx context.Context, summary string, paths [
 type ClaimResult struct {
 	*Published
 	Claim *protocol.Claim
-	// Status is "granted" or "denied" once the log ordered the claim, or
-	// "pending" while it waits in the outbox (then Likely tells what the
-	// local copy of the log predicts).
+	// Status is "granted", "queued" (waiting its turn), "denied" or
+	// "wait_expired" once the log ordered the claim ("released" if another
+	// call withdrew it meanwhile), or "pending" while it waits in the
+	// outbox (then Likely tells what the local copy of the log predicts).
 	Status string
 	Likely string
-	// Conflicts are the claims that denied it (or would).
+	// Conflicts are the claims that denied it (or would), or, while it is
+	// queued, what it waits for: claims that hold its paths, and claims
+	// queued ahead of it.
 	Conflicts []store.Conflict
 	// Limit is set when the actor holds too many active claims.
 	Limit int
+	// Denial is the log's reason for a denial: store.DenialConflict,
+	// DenialLimit or DenialDeadlock (then Cycle names the cycle).
+	Denial string
+	Cycle  []store.WaitEdge
 	// Renewed is the claim this one replaced.
 	Renewed string
+	// ExpiresAt is when the lease ends: a claim granted after waiting
+	// holds its lease from the grant. GrantedAt is when it was granted
+	// (its ingest, unless it waited).
+	ExpiresAt time.Time
+	GrantedAt time.Time
+	Waited    bool // granted after waiting its turn
+	// WaitUntil is when a queued claim's wait ends; Position is its place
+	// in line (1: first among the claims waiting for those paths).
+	WaitUntil time.Time
+	Position  int
+}
+
+// ClaimRequest is a claim to make (see Request).
+type ClaimRequest struct {
+	Patterns  []string
+	Exclusive bool
+	Reason    string
+	// TTL is the lease (default 30 minutes, at most MaxClaimTTL); it starts
+	// when the claim is granted.
+	TTL time.Duration
+	// Renew names one of this actor's active claims to renew.
+	Renew string
+	// Wait, if set, queues the claim instead of denying it on a
+	// conflict, for at most Wait (protocol.MaxClaimWait) from its ingest.
+	Wait time.Duration
+	// CallWait is how long the call itself waits for a queued (or pending)
+	// claim's outcome; at most Wait. 0: it answers at once.
+	CallWait time.Duration
+	// Progress, if set, is called at least every ProgressEvery while the
+	// call waits, with the claim as it stands.
+	Progress func(waited time.Duration, res *ClaimResult)
 }
 
 // Claim reserves patterns for this actor for ttl (default 30 minutes).
 // With renew set to one of this actor's active claims, it claims the same
 // patterns anew (for the new ttl) and, when granted, releases the old one.
 func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bool, reason string, ttl time.Duration, renew string) (*ClaimResult, error) {
+	return c.Request(ctx, ClaimRequest{Patterns: patterns, Exclusive: exclusive, Reason: reason, TTL: ttl, Renew: renew})
+}
+
+// Request makes a claim (see ClaimRequest): granted or denied at once,
+// or, with Wait, queued; then the call waits up to CallWait for its turn.
+func (c *Coordinator) Request(ctx context.Context, r ClaimRequest) (*ClaimResult, error) {
+	patterns, exclusive, reason, ttl, renew := r.Patterns, r.Exclusive, r.Reason, r.TTL, r.Renew
+	// Cancelling the call cuts its wait short, never the claim: it is
+	// made (or not) and answered as it stands.
+	waitCtx := ctx
+	ctx = context.WithoutCancel(ctx)
+	if r.Wait < 0 || r.Wait > protocol.MaxClaimWait {
+		return nil, inputErr("waitSeconds must be between 0 and %d", int(protocol.MaxClaimWait.Seconds()))
+	}
 	var releasedFirst string
 	var renewed *store.Entity // the claim to release once the new one is granted
 	if renew != "" {
@@ -120,7 +172,7 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		}
 		// At the active-claim limit the new lease would be denied: release
 		// the old one first (others may claim the paths in between).
-		held, err := c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now()})
+		held, err := c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: liveClaims, LiveAt: c.cfg.Now()})
 		if err != nil {
 			return nil, err
 		}
@@ -142,6 +194,10 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 		ID: NewID(protocol.KindClaim), WorkspaceID: c.cfg.Workspace, ActorID: c.me(ctx).Actor, ReplicaID: c.me(ctx).Replica,
 		Patterns: pats, Exclusive: exclusive, Reason: reason, CreatedAt: now, ExpiresAt: now.Add(ttlOr(ttl, DefaultClaimTTL, MaxClaimTTL)),
 	}
+	if r.Wait > 0 {
+		w := now.Add(r.Wait.Truncate(time.Millisecond))
+		cl.WaitUntil = &w
+	}
 	pub, err := c.Publish(ctx, protocol.EventClaimCreated, cl)
 	if err != nil {
 		return nil, err
@@ -151,31 +207,12 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 	if releasedFirst != "" {
 		res.Renewed = releasedFirst
 	}
-	if pub.Acknowledged {
-		// The log decided it, if the mirror holds it; else it stays
-		// pending (the pull after the upload failed) until it does.
-		ent, err := c.entity(ctx, protocol.KindClaim, cl.ID)
-		switch {
-		case err != nil:
-		case ent.Status == store.ClaimDenied:
-			res.Status = "denied"
-			if d := ent.Denial(); d != nil {
-				res.Conflicts, res.Limit = d.Conflicts, d.Limit
-			}
-		case ent.Status != ClaimPending:
-			res.Status = "granted" // active, or released already by another call
-		}
+	if err := c.decided(ctx, res); err != nil {
+		return nil, err
 	}
-	if res.Status == "pending" {
-		// Not ordered yet: predict from the local copy of the log.
-		res.Conflicts, err = c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, c.cfg.Now())
-		if err != nil {
+	if r.CallWait > 0 && (res.Status == "queued" || res.Status == "pending") {
+		if err := c.await(waitCtx, ctx, res, min(r.CallWait, r.Wait), r.Progress); err != nil {
 			return nil, err
-		}
-		res.Conflicts = slices.DeleteFunc(res.Conflicts, func(x store.Conflict) bool { return !exclusive && !x.Exclusive })
-		res.Likely = "granted"
-		if len(res.Conflicts) > 0 {
-			res.Likely = "denied"
 		}
 	}
 	if renewed != nil && res.Status == "granted" {
@@ -183,16 +220,82 @@ func (c *Coordinator) Claim(ctx context.Context, patterns []string, exclusive bo
 			c.cfg.Logger.Warn("release renewed claim", "claim", renewed.ID, "err", err)
 		}
 	}
+	c.told(cl.ID, res.Status)
 	return res, nil
+}
+
+// decided fills in res from what the log decided of its claim, if the
+// local copy of the log holds it; else (pending) from what that copy
+// predicts.
+func (c *Coordinator) decided(ctx context.Context, res *ClaimResult) error {
+	cl, now := res.Claim, c.cfg.Now()
+	res.ExpiresAt = cl.ExpiresAt
+	// The log decided it, if the local copy of the log (the mirror, in
+	// remote mode) holds it; else it stays pending until it does.
+	ent, err := c.entity(ctx, protocol.KindClaim, cl.ID)
+	if err == nil && ent.Status != ClaimPending {
+		return c.fromEntity(ctx, res, ent, now)
+	}
+	res.Status = "pending"
+	// Not ordered yet: predict from the local copy of the log.
+	conflicts, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, cl.Patterns, c.me(ctx).Actor, now)
+	if err != nil {
+		return err
+	}
+	res.Conflicts = slices.DeleteFunc(conflicts, func(x store.Conflict) bool { return !cl.Exclusive && !x.Exclusive })
+	res.Likely = "granted"
+	if len(res.Conflicts) > 0 {
+		res.Likely = "denied"
+		if cl.WaitUntil != nil {
+			res.Likely = "queued"
+		}
+	}
+	return nil
+}
+
+// fromEntity fills in res from its claim's state in the log at now.
+func (c *Coordinator) fromEntity(ctx context.Context, res *ClaimResult, ent *store.Entity, now time.Time) error {
+	res.Likely, res.Conflicts, res.Position = "", nil, 0
+	res.WaitUntil, res.ExpiresAt = ent.WaitUntil, ent.ExpiresAt
+	switch st := ent.Current(now); st {
+	case store.ClaimDenied:
+		res.Status = "denied"
+		if d := ent.Denial(); d != nil {
+			res.Conflicts, res.Limit, res.Denial, res.Cycle = d.Conflicts, d.Limit, d.Reason, d.Cycle
+		}
+	case store.ClaimQueued:
+		res.Status = "queued"
+		w, err := c.cfg.Store.ClaimWait(ctx, c.cfg.Workspace, ent, now)
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			res.Position, res.Conflicts = w.Position, w.Blockers
+		}
+	case store.ClaimWaitExpired:
+		res.Status = "wait_expired"
+	case store.ClaimActive, store.ClaimExpired:
+		// Granted (expired already, if the call waited past its lease).
+		res.Status = "granted"
+		res.GrantedAt, res.Waited = ent.IngestedAt, !ent.GrantAt.IsZero()
+		if res.Waited {
+			res.GrantedAt = ent.GrantAt
+		}
+	default:
+		res.Status = st // released: withdrawn by another call meanwhile
+	}
+	return nil
 }
 
 // ReleaseResult is the outcome of Release.
 type ReleaseResult struct {
-	// Released are the claims released, each with its write.
-	Released []string
-	Writes   []*Published
+	// Released are the claims released, each with its write; Withdrawn
+	// are those of them that were still waiting their turn.
+	Released  []string
+	Withdrawn []string
+	Writes    []*Published
 	// Unchanged are the claims named that hold nothing to release: denied,
-	// released already, or expired. Releasing is idempotent: asking for a
+	// released already, expired, or whose wait ended. Releasing is idempotent: asking for a
 	// state the claim is already in answers what that state is.
 	Unchanged []Unreleased
 }
@@ -200,7 +303,7 @@ type ReleaseResult struct {
 // Unreleased is a claim that needs no release, and why.
 type Unreleased struct {
 	ClaimID string
-	// Status is denied, released or expired.
+	// Status is denied, released, expired or wait_expired.
 	Status string
 	// At is when: the claim was denied (its ingest), released, or expired.
 	At time.Time
@@ -218,7 +321,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 	now := c.cfg.Now()
 	var claims []*store.Entity
 	if all {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: liveClaims, LiveAt: now, Limit: 1000})
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +350,7 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 				return nil, inputErr("claim %q is held by %s, not you; ask them, or use request_handoff", id, ent.Actor)
 			}
 			switch st := ClaimState(ent, now); st {
-			case store.ClaimActive, ClaimPending:
+			case store.ClaimActive, ClaimPending, store.ClaimQueued:
 				claims = append(claims, ent)
 			default:
 				res.Unchanged = append(res.Unchanged, unreleased(ent, st))
@@ -260,6 +363,9 @@ func (c *Coordinator) Release(ctx context.Context, claimIDs []string, all bool, 
 			return res, err
 		}
 		res.Released, res.Writes = append(res.Released, ent.ID), append(res.Writes, p)
+		if ClaimState(ent, now) == store.ClaimQueued {
+			res.Withdrawn = append(res.Withdrawn, ent.ID)
+		}
 	}
 	return res, nil
 }
@@ -281,6 +387,8 @@ func unreleased(ent *store.Entity, st string) Unreleased {
 		}
 	case store.ClaimExpired:
 		u.At = ent.ExpiresAt
+	case store.ClaimWaitExpired:
+		u.At = ent.WaitUntil
 	}
 	return u
 }
@@ -306,8 +414,9 @@ type Conflicts struct {
 	Intents []*store.Entity
 }
 
-// CheckConflicts reports the active claims and current intents of other
-// actors that overlap paths (paths or globs).
+// CheckConflicts reports the claims (active, each with its queue, or
+// queued) and current intents of other actors that overlap paths (paths
+// or globs).
 func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conflicts, error) {
 	pats, err := NormalizePatterns(paths)
 	if err != nil {
@@ -316,6 +425,9 @@ func (c *Coordinator) CheckConflicts(ctx context.Context, paths []string) (*Conf
 	now := c.cfg.Now()
 	claims, err := c.cfg.Store.ConflictingClaims(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, now)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.cfg.Store.ClaimQueues(ctx, c.cfg.Workspace, claims, now); err != nil {
 		return nil, err
 	}
 	intents, err := c.cfg.Store.OverlappingIntents(ctx, c.cfg.Workspace, pats, c.me(ctx).Actor, now)
@@ -336,13 +448,15 @@ func (c *Coordinator) RequestHandoff(ctx context.Context, to, summary, notes, ta
 		return nil, nil, inputErr("you cannot hand off to yourself (%s)", to)
 	}
 	if claimIDs == nil {
-		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: c.cfg.Now(), Limit: 1000})
+		mine, err := c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: liveClaims, LiveAt: c.cfg.Now(), Limit: 1000})
 		if err != nil {
 			return nil, nil, err
 		}
 		claimIDs = []string{}
 		for _, e := range mine {
-			claimIDs = append(claimIDs, e.ID)
+			if holding(ClaimState(e, c.cfg.Now())) {
+				claimIDs = append(claimIDs, e.ID)
+			}
 		}
 	} else {
 		for _, id := range claimIDs {
@@ -522,15 +636,18 @@ func (c *Coordinator) Feed(ctx context.Context, after int64, limit int, kind pro
 
 // Status describes the workspace and this session.
 type Status struct {
-	Service      string
-	Connected    bool
-	Live         bool
-	LastError    string
-	Head         int64
-	Projected    int64
-	Pending      int
-	Refused      int
-	MyClaims     []*store.Entity
+	Service   string
+	Connected bool
+	Live      bool
+	LastError string
+	Head      int64
+	Projected int64
+	Pending   int
+	Refused   int
+	MyClaims  []*store.Entity
+	// Queues holds, by claim id, the claims waiting for each of MyClaims
+	// that holds its paths, first in line first.
+	Queues       map[string][]store.Waiter
 	OthersClaims int
 	OpenTasks    int
 	HandoffsToMe []*store.Entity
@@ -565,10 +682,13 @@ func (c *Coordinator) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	now := c.cfg.Now()
-	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: []string{store.ClaimActive, ClaimPending}, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
+	if s.MyClaims, err = c.entities(ctx, store.EntityQuery{Kind: protocol.KindClaim, Actor: c.me(ctx).Actor, Status: liveClaims, LiveAt: now, Limit: store.MaxActiveClaims * 2}); err != nil {
 		return nil, err
 	}
-	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.me(ctx).Actor, Status: []string{store.ClaimActive}, LiveAt: now}); err != nil {
+	if s.Queues, err = c.queues(ctx, s.MyClaims, now); err != nil {
+		return nil, err
+	}
+	if s.OthersClaims, err = c.cfg.Store.CountEntities(ctx, store.EntityQuery{Workspace: c.cfg.Workspace, Kind: protocol.KindClaim, NotActor: c.me(ctx).Actor, HeldAt: now}); err != nil {
 		return nil, err
 	}
 	if s.OpenTasks, err = c.countEntities(ctx, store.EntityQuery{Kind: protocol.KindTask, Status: []string{"open", "in_progress", "blocked"}}); err != nil {
@@ -639,4 +759,30 @@ func (c *Coordinator) Entities(ctx context.Context, q store.EntityQuery) ([]*sto
 // Head is the newest serverSequence in the local copy of the log.
 func (c *Coordinator) Head(ctx context.Context) (int64, error) {
 	return c.cfg.Store.Head(ctx, c.cfg.Workspace)
+}
+
+// queues returns the queues of the claims among ents that hold their
+// paths at now, by claim id.
+func (c *Coordinator) queues(ctx context.Context, ents []*store.Entity, now time.Time) (map[string][]store.Waiter, error) {
+	var held []store.Conflict
+	for _, e := range ents {
+		var cl protocol.Claim
+		if ClaimState(e, now) != store.ClaimActive || json.Unmarshal(e.Body, &cl) != nil {
+			continue
+		}
+		held = append(held, store.Conflict{ClaimID: e.ID, Actor: e.Actor, Patterns: cl.Patterns, Exclusive: e.Exclusive, ExpiresAt: e.ExpiresAt, Seq: e.CreatedSeq})
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	if err := c.cfg.Store.ClaimQueues(ctx, c.cfg.Workspace, held, now); err != nil {
+		return nil, err
+	}
+	out := map[string][]store.Waiter{}
+	for _, h := range held {
+		if len(h.Queue) > 0 {
+			out[h.ClaimID] = h.Queue
+		}
+	}
+	return out, nil
 }

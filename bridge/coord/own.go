@@ -307,15 +307,23 @@ func (c *Coordinator) countEntities(ctx context.Context, q store.EntityQuery) (i
 	}
 }
 
-// ClaimState is a claim's status at now: active, pending (this machine's,
-// not decided here yet), denied, released or expired (an active or
-// pending one whose lease ended).
+// ClaimState is a claim's status at now: active, queued (waiting its
+// turn), pending (this machine's, not decided here yet), denied, released,
+// expired (an active or pending one whose lease ended) or wait_expired (a
+// queued one whose wait ended first).
 func ClaimState(e *store.Entity, now time.Time) string {
-	if (e.Status == store.ClaimActive || e.Status == ClaimPending) && !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
-		return store.ClaimExpired
+	if e.Status == ClaimPending {
+		if !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
+			return store.ClaimExpired
+		}
+		return ClaimPending
 	}
-	return e.Status
+	return e.Current(now)
 }
+
+// liveClaims are the stored statuses of claims that may hold or wait for
+// their paths (with LiveAt, those not over).
+var liveClaims = []string{store.ClaimActive, store.ClaimQueued, ClaimPending}
 
 // holding reports whether a claim in state st may hold its paths: active,
 // or pending (this machine's, not decided here yet).

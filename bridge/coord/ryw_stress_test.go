@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/hub"
+	"github.com/crosscode/crosscode-mcp/internal/testing/queuemodel"
+	"github.com/crosscode/crosscode-mcp/internal/testing/storetest"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
 )
@@ -44,6 +46,24 @@ func (h *stoppableHub) start(t *testing.T) {
 	go func(done chan struct{}) { hub.New(hub.Config{Store: h.st}).Serve(ctx, l); close(done) }(h.done)
 }
 
+// startStoppableHub starts a service over a new database with the
+// workspace mygame; it stops with the test. token is mygame's.
+func startStoppableHub(t *testing.T) (h *stoppableHub, token string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if token, err = st.CreateToken(context.Background(), "mygame", ""); err != nil {
+		t.Fatal(err)
+	}
+	h = &stoppableHub{st: st, addr: "127.0.0.1:0"}
+	h.start(t)
+	t.Cleanup(h.stop)
+	return h, token
+}
+
 func (h *stoppableHub) stop() {
 	if h.cancel != nil {
 		h.cancel()
@@ -60,19 +80,8 @@ func (h *stoppableHub) stop() {
 // exactly those the log holds active for it.
 func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 	ctx := context.Background()
-	hubSt, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hubSt.Close() })
-	token, err := hubSt.CreateToken(ctx, "mygame", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &stoppableHub{st: hubSt, addr: "127.0.0.1:0"}
-	h.start(t)
-	t.Cleanup(h.stop)
-	url := "http://" + h.addr
+	h, token := startStoppableHub(t)
+	hubSt, url := h.st, "http://"+h.addr
 
 	var agents []*Coordinator
 	for i := range 4 {
@@ -110,7 +119,13 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 				default:
 				}
 				if len(mine) == 0 || rng.IntN(5) < 3 {
-					res, err := c.Claim(ctx, []string{fmt.Sprintf("dir%d/**", rng.IntN(8))}, true, "", time.Hour, "")
+					// Half of the claims wait their turn (issue 24), for
+					// half an hour or an hour; the calls do not wait.
+					var wait time.Duration
+					if rng.IntN(2) == 0 {
+						wait = time.Duration(1+rng.IntN(2)) * 30 * time.Minute
+					}
+					res, err := c.Request(ctx, ClaimRequest{Patterns: []string{fmt.Sprintf("dir%d/**", rng.IntN(8))}, Exclusive: true, TTL: time.Hour, Wait: wait})
 					if err != nil {
 						t.Errorf("%s: claim: %v", c.Actor(), err)
 						return
@@ -196,13 +211,13 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 		}
 		var got []string
 		for _, e := range st.MyClaims {
-			if e.Status != store.ClaimActive {
+			if e.Status != store.ClaimActive && e.Status != store.ClaimQueued {
 				t.Errorf("%s: claim %s is %s once everything is mirrored", c.Actor(), e.ID, e.Status)
 			}
 			got = append(got, e.ID)
 		}
 		var want []string
-		list, err := agents[0].cfg.Store.Entities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Actor: c.Actor(), Status: []string{store.ClaimActive}, Limit: 1000})
+		list, err := agents[0].cfg.Store.Entities(ctx, store.EntityQuery{Workspace: "mygame", Kind: protocol.KindClaim, Actor: c.Actor(), Status: []string{store.ClaimActive, store.ClaimQueued}, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,5 +229,21 @@ func TestRandomClaimsAcrossServiceRestarts(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s's claims: %v, the log's: %v", c.Actor(), got, want)
 		}
+	}
+
+	// The grants, recomputed from the service's log by the model, are
+	// every replica's, now and as leases and waits run out later.
+	log := storetest.PageLog(t, hubSt, "mygame")
+	m := queuemodel.Replay(log)
+	totals := map[string]int{}
+	end := *log[len(log)-1].IngestedAt
+	for _, c := range agents {
+		for _, d := range []time.Duration{0, 45 * time.Minute, 3 * time.Hour} {
+			queuemodel.Compare(t, c.cfg.Store, "mygame", m.Clone(), len(log), end.Add(d), totals)
+		}
+	}
+	t.Logf("every replica's claims agree with the model: %v", totals)
+	if totals["queued"] == 0 || totals["late grant"] == 0 {
+		t.Errorf("no claim waited, or none was granted after waiting: %v", totals)
 	}
 }

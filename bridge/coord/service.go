@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -28,10 +29,11 @@ type Hub interface {
 	// lists a workspace's.
 	SetPresence(ctx context.Context, workspace string, p *protocol.PresenceUpdate) (*protocol.RemotePresence, error)
 	Presence(ctx context.Context, workspace string) ([]*protocol.RemotePresence, error)
-	// NewsMark and SetNewsMark keep each session's news position in the
-	// service's database, so a session's news goes on on any instance.
-	NewsMark(ctx context.Context, workspace, key string) (int64, bool, error)
-	SetNewsMark(ctx context.Context, workspace, key string, seq int64) error
+	// NewsMarkAt and SetNewsMarkAt keep each session's news position (log
+	// position and time told) in the service's database, so a session's
+	// news goes on on any instance.
+	NewsMarkAt(ctx context.Context, workspace, key string) (seq int64, at time.Time, ok bool, err error)
+	SetNewsMarkAt(ctx context.Context, workspace, key string, seq int64, now time.Time) error
 }
 
 // mirrorCursor names the cursor of the mirror of the service's log.

@@ -320,7 +320,9 @@ func (s *session) checkEdit(ctx context.Context, cfg Config, paths []string) ans
 	switch {
 	case len(denials) > 0:
 		a.out = denyAnswer(cfg.Client, cfg.Event, "crosscode-mcp stopped this edit: "+strings.Join(denials, " ")+
-			" Do not write the file another way. Work on something else meanwhile, ask the holder with request_handoff, or wait until the claim ends (check_conflicts shows it).")
+			" Do not write the file another way. To wait for it without polling, call the claim tool with these paths and waitSeconds (e.g. 600):"+
+			" you get it when it is free, first come first served, and the grant reaches you in your next tool result."+
+			" Or work on something else meanwhile, or ask the holder with request_handoff.")
 		a.failed = false // what could be checked decided it
 	case len(notes) > 0:
 		a.out = noteAnswer(cfg.Client, cfg.Event, "crosscode-mcp: "+strings.Join(notes, " "))
@@ -335,6 +337,11 @@ func heldText(rel string, hs []coord.Holder, now time.Time) string {
 		kind := "shared"
 		if h.Exclusive {
 			kind = "exclusive"
+		}
+		if h.Queued() {
+			parts = append(parts, fmt.Sprintf("%s waits for it, ahead of you in line (%s claim %s on %s)",
+				sanitize.Line(h.Actor, 120), kind, h.ClaimID, sanitize.Line(strings.Join(h.Patterns, ", "), 200)))
+			continue
 		}
 		p := fmt.Sprintf("%s holds it (%s claim %s on %s, for %s more, until %s UTC",
 			sanitize.Line(h.Actor, 120), kind, h.ClaimID, sanitize.Line(strings.Join(h.Patterns, ", "), 200),

@@ -22,6 +22,8 @@ const PAGE = 1000;
 /** Reconnect backoff bounds, ms. */
 const RETRY_MIN = 250;
 const RETRY_MAX = 5000;
+/** How often the lines are read again while anyone waits, in ms. */
+const QUEUE_POLL_MS = 3000;
 
 export class Client {
   /**
@@ -113,11 +115,30 @@ export class Client {
     }
   }
 
-  /** Reads the denials again (when the server offers them). */
+  /** Reads the denials and the claims' lines again (when the server offers them). */
   async refreshDenials() {
     if (!this.features.includes('denials')) return;
     const d = await this.get('/v1/denials');
     this.model.setDenials(d.items || []);
+    await this.refreshQueues();
+  }
+
+  /**
+   * Reads the claims' lines: who waits for what, and the leases of claims
+   * granted after waiting. Grants also happen with no event in the log
+   * (a lease runs out), so while anyone waits they are read again every
+   * few seconds.
+   */
+  async refreshQueues() {
+    if (!this.features.includes('queues')) return;
+    const q = await this.get('/v1/queues');
+    this.model.setQueues(q);
+    clearTimeout(this.queueTimer);
+    if ((q.waiting || []).length && !this.stopped) {
+      this.queueTimer = setTimeout(() => {
+        this.refreshQueues().catch((e) => this.hooks.onStatus('error', 'queues: ' + e.message));
+      }, QUEUE_POLL_MS);
+    }
   }
 
   /** Refreshes denials soon after claims arrive, at most once per 250 ms. */

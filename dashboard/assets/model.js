@@ -57,6 +57,10 @@ export class Model {
     this.activity = new Map();
     /** @type {Map<string, any>} claimId -> denial item of GET /v1/denials */
     this.denials = new Map();
+    /** @type {Map<string, any>} claimId -> waiting item of GET /v1/queues, in line order */
+    this.waiting = new Map();
+    /** @type {Map<string, any>} claimId -> granted item of GET /v1/queues */
+    this.granted = new Map();
     if (!this.presence) {
       /** @type {Map<string, any>} replica -> presence */
       this.presence = new Map();
@@ -130,6 +134,30 @@ export class Model {
     this.changed();
   }
 
+  /**
+   * The claims' lines as the server computes them (GET /v1/queues): a
+   * claim that asked to wait holds its paths only once granted, with a
+   * lease from the grant.
+   * @param {{waiting?: any[], granted?: any[]}} q
+   */
+  setQueues(q) {
+    this.waiting = new Map((q.waiting || []).map((w) => [w.claimId, w]));
+    this.granted = new Map((q.granted || []).map((g) => [g.claimId, g]));
+    this.changed();
+  }
+
+  /**
+   * The claims waiting for held claim id, in line.
+   * @param {string} id
+   */
+  queueOf(id) {
+    const out = [];
+    for (const w of this.waiting.values()) {
+      if ((w.waitsFor || []).some((k) => k.claimId === id)) out.push(w);
+    }
+    return out;
+  }
+
   /** @param {Item} it */
   apply(it) {
     if (it.seq <= this.seq) return;
@@ -191,8 +219,8 @@ export class Model {
   }
 
   /**
-   * The active claims at now (not released, denied or expired), by holder
-   * then age. The order is kept until the claims change, so a render
+   * The active claims at now (not released, denied, waiting or expired),
+   * by holder then age. The order is kept until the claims change, so a render
    * with 10,000 claims only filters.
    * @param {number} now
    */
@@ -203,7 +231,18 @@ export class Model {
       all.sort((a, b) => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : a.seq - b.seq));
       this.sortedClaims = all;
     }
-    return this.sortedClaims.filter((c) => c.exp > now);
+    const out = [];
+    for (const c of this.sortedClaims) {
+      if (!c.claim.waitUntil) {
+        if (c.exp > now) out.push(c);
+        continue;
+      }
+      // A claim that asked to wait holds only once the server says it
+      // was granted, and its lease runs from the grant.
+      const g = this.granted.get(c.id);
+      if (g && Date.parse(g.expiresAt) > now) out.push({ ...c, exp: Date.parse(g.expiresAt), grantedAt: g.grantedAt });
+    }
+    return out;
   }
 
   /** @param {number} now */

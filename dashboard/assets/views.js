@@ -77,15 +77,23 @@ export function claims(m, ui, now) {
   const { shown, total } = narrow(list, ui.filter, (c) => c.holder + ' ' + c.text);
   const rows = shown.map((c) => {
     const denied = caused.get(c.id) || [];
+    const queue = m.queueOf(c.id);
     return row({ 'data-claim': clean(c.id, 200) },
       el('strong', null, c.holder), paths(c.claim.patterns),
       c.claim.exclusive ? badge('exclusive') : badge('shared'),
-      timeLeft(c.claim.expiresAt, now), c.claim.reason,
+      timeLeft(c.exp, now), c.claim.reason,
+      queue.length ? el('span', { class: 'queue', title: 'waiting, first in line first' },
+        queue.map((w, i) => `${i + 1}. ${w.actorId} (until ${new Date(w.waitUntil).toISOString().slice(11, 19)})`).join(' · ')) : el('span', { class: 'muted' }, '—'),
       denied.length ? el('span', { class: 'denied', title: 'denied: ' + denied.map((d) => d.actorId).join(', ') }, `${denied.length} (${[...new Set(denied.map((d) => d.actorId))].join(', ')})`) : el('span', { class: 'muted' }, '0'));
   });
+  const waiting = [...m.waiting.values()].slice(0, 200).map((w) => row({ 'data-waiting': clean(w.claimId, 200) },
+    el('strong', null, w.actorId), paths(w.claim?.patterns), String(w.position),
+    (w.waitsFor || []).map((k) => `${k.actor} (${k.status === 'queued' ? 'waiting ahead' : 'holds'})`).join(', '),
+    when(w.since, now), timeLeft(w.waitUntil, now), w.claim?.reason || ''));
   const denials = [...m.denials.values()].slice(0, 50).map((d) => row({ 'data-denied': clean(d.claimId, 200) },
     el('strong', null, d.actorId), paths(d.claim?.patterns), when(d.ingestedAt, now),
     d.denial?.reason === 'limit' ? `holds the most claims one actor may (${d.denial.limit})` :
+      d.denial?.reason === 'deadlock' ? 'deadlock: ' + (d.denial.cycle || []).map((e) => `${e.actor} waits for ${e.holder}`).join(', ') :
       (d.denial?.conflicts || []).map((c) => `${c.actor} (${c.exclusive ? 'exclusive' : 'shared'})`).join(', ')));
   const intents = m.currentIntents(now).sort((a, b) => b.seq - a.seq);
   const ni = narrow(intents, ui.filter, (x) => [x.intent.actorId, x.intent.summary, ...(x.intent.paths || [])].join(' '));
@@ -93,8 +101,10 @@ export function claims(m, ui, now) {
     el('strong', null, x.intent.actorId), x.intent.summary, paths(x.intent.paths), timeLeft(x.until, now)));
   return [
     section('Active claims',
-      table('Active claims', ['Holder', 'Paths', 'Kind', 'Time left', 'Reason', 'Denials caused'], rows, 'No active claims.'),
+      table('Active claims', ['Holder', 'Paths', 'Kind', 'Time left', 'Reason', 'Queue', 'Denials caused'], rows, 'No active claims.'),
       more(shown.length, total, 'claims')),
+    m.waiting.size ? section('Waiting for a claim',
+      table('Waiting for a claim', ['Waiting actor', 'Paths', 'Place', 'Waits for', 'Since', 'Wait left', 'Reason'], waiting)) : null,
     m.denials.size ? section('Recent denials',
       table('Recent denials', ['Denied actor', 'Paths asked', 'When', 'Denied by'], denials)) : null,
     section('Intents',

@@ -2,8 +2,10 @@ package coord
 
 import (
 	"context"
+	"slices"
 
 	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/store"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
 
@@ -17,8 +19,12 @@ type checkConflictsIn struct {
 }
 
 type checkConflictsOut struct {
-	// Clear: no other agent claims or intends to change these paths.
-	Clear       bool         `json:"clear"`
+	// Clear: no other agent claims, waits for or intends to change these
+	// paths.
+	Clear bool `json:"clear"`
+	// Claims are others' claims on these paths: held ones (status active)
+	// with the claims waiting for each, in line, and waiting ones (status
+	// queued) that are in no queue shown.
 	Claims      []ClaimView  `json:"claims"`
 	MoreClaims  int          `json:"moreClaims,omitempty"`
 	Intents     []IntentView `json:"intents"`
@@ -29,7 +35,7 @@ type checkConflictsOut struct {
 // CheckConflicts is the check_conflicts tool.
 func CheckConflicts(c conflictChecker) tools.Tool {
 	return tools.New[checkConflictsIn, checkConflictsOut](Toolset, "check_conflicts", "Check conflicts",
-		"Before editing, see whether other agents hold claims on, or announced intents for, any of these paths.",
+		"Before editing, see whether other agents hold claims on, wait for, or announced intents for any of these paths; each held claim shows who waits for it, in line.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(c, func(ctx context.Context, in checkConflictsIn) (*checkConflictsOut, error) {
 			cf, err := c.CheckConflicts(ctx, in.Paths)
@@ -37,7 +43,15 @@ func CheckConflicts(c conflictChecker) tools.Tool {
 				return nil, err
 			}
 			out := &checkConflictsOut{Clear: len(cf.Claims) == 0 && len(cf.Intents) == 0}
-			out.Claims, out.MoreClaims = tools.Fit(conflictViews(cf.Claims), claimsBudget)
+			// A waiting claim shows once: in the queue of what it waits for.
+			inQueue := map[string]bool{}
+			for _, k := range cf.Claims {
+				for _, w := range k.Queue {
+					inQueue[w.ClaimID] = true
+				}
+			}
+			claims := slices.DeleteFunc(slices.Clone(cf.Claims), func(k store.Conflict) bool { return k.Queued() && inQueue[k.ClaimID] })
+			out.Claims, out.MoreClaims = tools.Fit(conflictViews(claims), claimsBudget)
 			out.Intents, out.MoreIntents = tools.Fit(intentViews(cf.Intents), intentsBudget)
 			return out, nil
 		}))

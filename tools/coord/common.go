@@ -53,12 +53,22 @@ func handler[In any, Out any, PO interface {
 	*Out
 	newsCarrier
 }](s session, f func(context.Context, In) (*Out, error)) server.ToolHandlerFunc {
-	return tools.Handler(actionable, func(ctx context.Context, _ mcpgo.CallToolRequest, in In) (*Out, error) {
-		out, err := f(ctx, in)
+	return handlerReq[In, Out, PO](s, func(ctx context.Context, _ mcpgo.CallToolRequest, in In) (*Out, error) { return f(ctx, in) })
+}
+
+// handlerReq is handler for a tool that reads its request (its progress
+// token).
+func handlerReq[In any, Out any, PO interface {
+	*Out
+	newsCarrier
+}](s session, f func(context.Context, mcpgo.CallToolRequest, In) (*Out, error)) server.ToolHandlerFunc {
+	return tools.Handler(actionable, func(ctx context.Context, req mcpgo.CallToolRequest, in In) (*Out, error) {
+		out, err := f(ctx, req, in)
 		if err != nil {
 			return nil, err
 		}
-		news, err := s.News(ctx)
+		// A call whose wait was cancelled still answers with what it did.
+		news, err := s.News(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -108,3 +118,21 @@ func text(s string) string { return sanitize.Text(s, 2000) }
 func line(s string) string { return sanitize.Line(s, 200) }
 
 func minutes(m int) time.Duration { return time.Duration(m) * time.Minute }
+
+// progressSender returns a function that sends an MCP progress
+// notification for the call, or nil when the call asked for none.
+func progressSender(ctx context.Context, req mcpgo.CallToolRequest) func(progress, total float64, message string) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	token := req.Params.Meta.ProgressToken
+	return func(progress, total float64, message string) {
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token, "progress": progress, "total": total, "message": message,
+		})
+	}
+}

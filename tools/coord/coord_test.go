@@ -2,18 +2,14 @@ package coord
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
 	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
 	"github.com/crosscode/crosscode-mcp/store"
-	"github.com/crosscode/crosscode-mcp/tools"
 )
 
 // world is one workspace database shared by the coordinators of a test.
@@ -42,31 +38,11 @@ func (w *world) coord(t *testing.T, actor string) *bc.Coordinator {
 // tool error, and checks the result's size.
 func call(t *testing.T, c *bc.Coordinator, name string, args map[string]any) map[string]any {
 	t.Helper()
-	for _, tl := range All(c, nil) {
-		if tl.Def.Name != name {
-			continue
-		}
-		var req mcpgo.CallToolRequest
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := tl.Handler(context.Background(), req)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		text := res.Content[0].(mcpgo.TextContent).Text
-		if res.IsError {
-			t.Fatalf("%s: %s", name, text)
-		}
-		if len(text) > tools.MaxResultBytes {
-			t.Fatalf("%s: %d bytes, over the %d-byte cap", name, len(text), tools.MaxResultBytes)
-		}
-		var out map[string]any
-		if err := json.Unmarshal([]byte(text), &out); err != nil {
-			t.Fatal(err)
-		}
-		return out
+	out, isErr := callCtx(t, context.Background(), c, name, args)
+	if isErr {
+		t.Fatalf("%s: %s", name, out["error"])
 	}
-	t.Fatalf("no tool %s", name)
-	return nil
+	return out
 }
 
 func num(v any) int { f, _ := v.(float64); return int(f) }

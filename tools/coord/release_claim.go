@@ -18,7 +18,7 @@ type releaser interface {
 
 type releaseClaimIn struct {
 	ClaimIDs []string `json:"claimIds,omitempty" jsonschema_description:"Your claims to release."`
-	All      bool     `json:"all,omitempty" jsonschema_description:"Release every active claim of yours."`
+	All      bool     `json:"all,omitempty" jsonschema_description:"Release every active claim of yours, and withdraw every one still waiting."`
 	Reason   string   `json:"reason,omitempty"`
 }
 
@@ -26,10 +26,14 @@ type releaseClaimOut struct {
 	Released []string `json:"released"`
 	// MoreReleased counts the claims released but not listed.
 	MoreReleased int `json:"moreReleased,omitempty"`
+	// Withdrawn are those of the released claims that were still waiting
+	// their turn: they leave the line.
+	Withdrawn []string `json:"withdrawn,omitempty"`
 	// Writes are the released claims' writes, in the same order.
 	Writes []Write `json:"writes"`
 	// Unchanged are the claims named that hold nothing to release: denied,
-	// released already, or expired. Not an error: they are already free.
+	// released already, expired, or whose wait ended. Not an error: they
+	// are already free.
 	Unchanged     []Unreleased `json:"unchanged,omitempty"`
 	MoreUnchanged int          `json:"moreUnchanged,omitempty"`
 	// Next says what happened when nothing was released.
@@ -40,9 +44,9 @@ type releaseClaimOut struct {
 // Unreleased is a claim release_claim left as it was, and why.
 type Unreleased struct {
 	ClaimID string `json:"claimId"`
-	// Status is denied, released or expired.
-	Status string `json:"status" jsonschema:"enum=denied,enum=released,enum=expired"`
-	// At is when it was denied, released or expired.
+	// Status is denied, released, expired or wait_expired.
+	Status string `json:"status" jsonschema:"enum=denied,enum=released,enum=expired,enum=wait_expired"`
+	// At is when it was denied, released, expired, or stopped waiting.
 	At time.Time `json:"at"`
 	// HeldBy are, for a denied claim, the claims that denied it.
 	HeldBy []ClaimView `json:"heldBy,omitempty"`
@@ -55,7 +59,7 @@ const releasedBudget = 4 << 10
 // ReleaseClaim is the release_claim tool.
 func ReleaseClaim(c releaser) tools.Tool {
 	return tools.New[releaseClaimIn, releaseClaimOut](Toolset, "release_claim", "Release claims",
-		"Release your claims as soon as you are done with the paths (or give up on them), so others can claim them.",
+		"Release your claims as soon as you are done with the paths (or give up on them), so others can claim them: the next agent waiting in line gets them at once. Releasing a claim that still waits its turn withdraws it from the line.",
 		tools.Annotations{Idempotent: true},
 		handler(c, func(ctx context.Context, in releaseClaimIn) (*releaseClaimOut, error) {
 			res, err := c.Release(ctx, in.ClaimIDs, in.All, in.Reason)
@@ -65,6 +69,7 @@ func ReleaseClaim(c releaser) tools.Tool {
 			out := &releaseClaimOut{Released: []string{}, Writes: []Write{}}
 			if len(res.Released) > 0 {
 				out.Released, out.MoreReleased = tools.Fit(res.Released, releasedBudget)
+				out.Withdrawn, _ = tools.Fit(res.Withdrawn, releasedBudget/4)
 			}
 			for _, p := range res.Writes[:len(out.Released)] {
 				out.Writes = append(out.Writes, write(p))
@@ -111,6 +116,8 @@ func unreleasedView(u bc.Unreleased) Unreleased {
 		v.Note = fmt.Sprintf("Claim %s was denied at %s%s. It never held the paths, so there is nothing to release.", u.ClaimID, at, why)
 	case store.ClaimReleased:
 		v.Note = fmt.Sprintf("Claim %s was already released at %s: nothing to release.", u.ClaimID, at)
+	case store.ClaimWaitExpired:
+		v.Note = fmt.Sprintf("Claim %s stopped waiting at %s without being granted: it holds nothing and is in no line, so there is nothing to release.", u.ClaimID, at)
 	default:
 		v.Note = fmt.Sprintf("Claim %s expired at %s: it holds nothing, so there is nothing to release.", u.ClaimID, at)
 	}

@@ -33,28 +33,79 @@ type ClaimView struct {
 	Patterns     []string `json:"patterns"`
 	MorePatterns int      `json:"morePatterns,omitempty"`
 	Exclusive    bool     `json:"exclusive"`
-	// Status is active, denied, released or expired; pending for your own
-	// claim the log has not decided here yet (queued, or acknowledged by
-	// the service and not yet read back from it).
-	Status    string    `json:"status,omitempty"`
+	// Status is active, queued (waiting its turn), denied, released,
+	// expired or wait_expired; pending for your own claim the log has not
+	// decided here yet (queued for upload, or acknowledged by the service
+	// and not yet read back from it).
+	Status string `json:"status,omitempty"`
+	// ExpiresAt is when the lease ends; for a queued claim, when its wait
+	// ends.
 	ExpiresAt time.Time `json:"expiresAt"`
-	Reason    string    `json:"reason,omitempty"`
+	// WaitUntil is when a queued claim stops waiting.
+	WaitUntil *time.Time `json:"waitUntil,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	// Queue lists the claims waiting for this one, first in line first.
+	Queue     []WaiterView `json:"queue,omitempty"`
+	MoreQueue int          `json:"moreQueue,omitempty"`
 }
 
-func claimView(e *store.Entity, now time.Time) ClaimView {
+// WaiterView is a claim waiting for another, as its queue shows it.
+type WaiterView struct {
+	ClaimID      string   `json:"claimId"`
+	Actor        string   `json:"actor"`
+	Patterns     []string `json:"patterns"`
+	MorePatterns int      `json:"morePatterns,omitempty"`
+	// Position is its place in this queue, from 1.
+	Position int `json:"position"`
+	// Reason is why it waits (text its agent wrote).
+	Reason    string    `json:"reason,omitempty"`
+	Since     time.Time `json:"since"`
+	WaitUntil time.Time `json:"waitUntil"`
+}
+
+func claimView(e *store.Entity, now time.Time, queue []store.Waiter) ClaimView {
 	var c protocol.Claim
 	_ = json.Unmarshal(e.Body, &c)
 	pats, more := linesOf(c.Patterns, maxListed)
-	return ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: pats, MorePatterns: more, Exclusive: e.Exclusive, Status: bc.ClaimState(e, now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
+	v := ClaimView{ID: e.ID, Actor: line(e.Actor), Patterns: pats, MorePatterns: more, Exclusive: e.Exclusive, Status: bc.ClaimState(e, now), ExpiresAt: e.ExpiresAt, Reason: line(c.Reason)}
+	if v.Status == store.ClaimQueued || v.Status == store.ClaimWaitExpired {
+		w := e.WaitUntil
+		v.ExpiresAt, v.WaitUntil = w, &w
+	}
+	v.Queue, v.MoreQueue = waiterViews(queue)
+	return v
 }
 
 func conflictViews(cs []store.Conflict) []ClaimView {
 	out := make([]ClaimView, 0, len(cs))
 	for _, c := range cs {
 		pats, more := linesOf(c.Patterns, maxListed)
-		out = append(out, ClaimView{ID: c.ClaimID, Actor: line(c.Actor), Patterns: pats, MorePatterns: more, Exclusive: c.Exclusive, ExpiresAt: c.ExpiresAt})
+		v := ClaimView{ID: c.ClaimID, Actor: line(c.Actor), Patterns: pats, MorePatterns: more, Exclusive: c.Exclusive, Status: store.ClaimActive, ExpiresAt: c.ExpiresAt}
+		if c.Queued() {
+			v.Status, v.WaitUntil = store.ClaimQueued, c.WaitUntil
+			if c.WaitUntil != nil {
+				v.ExpiresAt = *c.WaitUntil
+			}
+		}
+		v.Queue, v.MoreQueue = waiterViews(c.Queue)
+		out = append(out, v)
 	}
 	return out
+}
+
+// waiterViews shows the first maxListed claims of a queue.
+func waiterViews(q []store.Waiter) ([]WaiterView, int) {
+	n := min(len(q), maxListed)
+	if n == 0 {
+		return nil, 0
+	}
+	out := make([]WaiterView, 0, n)
+	for i, w := range q[:n] {
+		pats, more := linesOf(w.Patterns, 3)
+		out = append(out, WaiterView{ClaimID: w.ClaimID, Actor: line(w.Actor), Patterns: pats, MorePatterns: more, Position: i + 1,
+			Reason: line(w.Reason), Since: w.Since, WaitUntil: w.WaitUntil})
+	}
+	return out, len(q) - n
 }
 
 // IntentView is an intent as tools show it.

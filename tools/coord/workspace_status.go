@@ -70,7 +70,7 @@ type Presence struct {
 // WorkspaceStatus is the workspace_status tool.
 func WorkspaceStatus(c statusSource) tools.Tool {
 	return tools.New[workspaceStatusIn, workspaceStatusOut](Toolset, "workspace_status", "Workspace status",
-		"Start here. Who you are in the workspace, your active claims, handoffs waiting for you, open tasks, who is online, and whether the coordination service is reachable.",
+		"Start here. Who you are in the workspace, your claims (held, each with who waits for it, or waiting your turn), handoffs waiting for you, open tasks, who is online, and whether the coordination service is reachable.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(c, func(ctx context.Context, _ workspaceStatusIn) (*workspaceStatusOut, error) {
 			st, err := c.Status(ctx)
@@ -88,7 +88,7 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 			}
 			now := time.Now()
 			for _, e := range st.MyClaims {
-				out.YourClaims = append(out.YourClaims, claimView(e, now))
+				out.YourClaims = append(out.YourClaims, claimView(e, now, st.Queues[e.ID]))
 			}
 			out.YourClaims, out.MoreYourClaims = tools.Fit(out.YourClaims, claimsBudget)
 			for i, e := range st.HandoffsToMe {

@@ -69,3 +69,30 @@ func TestLongScenario(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForClaim: in every client, the model claims a file another
+// agent holds with waitSeconds, and the same call answers granted when
+// the other releases (issue 24).
+func TestWaitForClaim(t *testing.T) {
+	if len(clients) == 0 {
+		t.Fatal("no client is defined")
+	}
+	for _, c := range clients {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel() // each client in a world of its own
+			w := NewWorld(t)
+			other := w.Agent(t, OtherActor, "codex")
+			CallTool(t, other, "claim", map[string]any{"patterns": []string{"src/boss.go"}, "reason": "rework the boss fight"})
+			p := &WaitPlay{}
+			w.Model = NewModel(t, c.Mount, p.Script)
+			c.Configure(t, w)
+			released := make(chan error, 1)
+			go func() { released <- p.Release(other) }()
+			res := c.Run(t, w, WaitPrompt)
+			if err := <-released; err != nil {
+				t.Errorf("releasing the held file: %v", err)
+			}
+			p.Check(t, c, w.Model, res)
+		})
+	}
+}

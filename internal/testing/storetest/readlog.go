@@ -19,6 +19,20 @@ func ReadLog(t testing.TB, dbPath, workspace string) []*protocol.Envelope {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	return PageLog(t, st, workspace)
+}
+
+// Pager reads a workspace's log by cursor (both stores, and hub.Store).
+type Pager interface {
+	Page(ctx context.Context, q store.PageQuery) (*store.PageResult, error)
+}
+
+// PageLog returns the whole log of workspace from st in server order,
+// failing the test on an envelope that does not decode or a gap in the
+// sequence.
+func PageLog(t testing.TB, st Pager, workspace string) []*protocol.Envelope {
+	t.Helper()
+	ctx := context.Background()
 	var out []*protocol.Envelope
 	for after := int64(0); ; {
 		p, err := st.Page(ctx, store.PageQuery{Workspace: workspace, After: after, Limit: store.MaxPageLimit})

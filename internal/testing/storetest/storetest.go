@@ -52,6 +52,7 @@ func Run(t *testing.T, open Open) {
 		{"Presence", testPresence},
 		{"Retention", testRetention},
 		{"ConcurrentGroupCommit", testConcurrentGroupCommit},
+		{"ClaimQueues", testClaimQueues},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
