@@ -49,6 +49,7 @@ type Options struct {
 	// than the work. Open then checks the schema's version and WAL mode on
 	// the reader's connection, which the first read needs anyway, and sets
 	// the database up through the writer only when they are not current.
+	// A Lazy store runs no checkpointer of its own.
 	Lazy bool
 }
 
@@ -204,6 +205,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			s.Close()
 			return nil, fmt.Errorf("open store: prepare: %w", err)
 		}
+	}
+	if o.Lazy {
+		// A short-lived process leaves the checkpoints to the long-lived
+		// ones (the MCP server, the service) and to SQLite's own, when
+		// the last connection to the file closes.
+		return s, nil
 	}
 	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint))
 	if err != nil {
