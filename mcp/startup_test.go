@@ -43,9 +43,24 @@ func (p *stdioPeer) send(msg string) {
 // answer reads the next message: the answer of the request just sent.
 func (p *stdioPeer) answer(id int) map[string]any {
 	p.t.Helper()
-	line, err := p.out.ReadString('\n')
-	if err != nil {
-		p.t.Fatalf("no answer to %d: %v", id, err)
+	type read struct {
+		line string
+		err  error
+	}
+	got := make(chan read, 1)
+	go func() {
+		line, err := p.out.ReadString('\n')
+		got <- read{line, err}
+	}()
+	var line string
+	select {
+	case r := <-got:
+		if r.err != nil {
+			p.t.Fatalf("no answer to %d: %v", id, r.err)
+		}
+		line = r.line
+	case <-time.After(time.Minute): // a hang guard only
+		p.t.Fatalf("no answer to %d within a minute", id)
 	}
 	var m map[string]any
 	if err := json.Unmarshal([]byte(line), &m); err != nil || m["id"] != float64(id) {
