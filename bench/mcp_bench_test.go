@@ -23,10 +23,24 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	buildOnce     sync.Once
+	binPath       string
+	noopPath      string
+	buildErr      error
+	noopBuildOnce sync.Once
+	noopBuildErr  error
 )
+
+// goBuild builds a command of this module as the release does: no cgo,
+// so a static binary.
+func goBuild(out, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v: %s", pkg, err, b)
+	}
+	return nil
+}
 
 // binary builds crosscode-mcp once per benchmark run, or is
 // $CROSSCODE_BENCH_BINARY (a binary built beforehand: the Windows one,
@@ -42,15 +56,37 @@ func binary(b *testing.B) string {
 			return
 		}
 		binPath = filepath.Join(dir, "crosscode-mcp")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/crosscode-mcp").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build: %v: %s", err, out)
-		}
+		buildErr = goBuild(binPath, "../cmd/crosscode-mcp")
 	})
 	if buildErr != nil {
 		b.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// haveGo says whether the go command is there to build the no-op server
+// (not under Wine).
+func haveGo() bool {
+	_, err := exec.LookPath("go")
+	return err == nil
+}
+
+// noopBinary builds internal/testing/noopmcp, the floor of the stdio
+// figures: an mcp-go stdio server that does nothing of its own.
+func noopBinary(b *testing.B) string {
+	noopBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crosscode-bench-noop")
+		if err != nil {
+			noopBuildErr = err
+			return
+		}
+		noopPath = filepath.Join(dir, "noopmcp")
+		noopBuildErr = goBuild(noopPath, "../internal/testing/noopmcp")
+	})
+	if noopBuildErr != nil {
+		b.Fatal(noopBuildErr)
+	}
+	return noopPath
 }
 
 // benchRepo is a fresh repository; where git cannot run (under Wine), a
@@ -75,12 +111,23 @@ type stdioAgent struct {
 
 // startStdio starts the server as a subprocess in repo and initializes it.
 func startStdio(b *testing.B, repo string, args ...string) *stdioAgent {
+	return startAgent(b, binary(b), repo, append([]string{"--actor", "ada@example.com"}, args...)...)
+}
+
+// startNoopMCP starts the no-op server (the floor) and initializes it.
+func startNoopMCP(b *testing.B, dir string) *stdioAgent {
+	return startAgent(b, noopBinary(b), dir)
+}
+
+// startAgent starts exe with args in dir, as an MCP client does, and
+// initializes it.
+func startAgent(b *testing.B, exe, dir string, args ...string) *stdioAgent {
 	a := &stdioAgent{}
 	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	c, err := mcpclient.NewStdioMCPClientWithOptions(binary(b), env, append([]string{"--actor", "ada@example.com"}, args...),
+	c, err := mcpclient.NewStdioMCPClientWithOptions(exe, env, args,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Env, cmd.Dir = env, repo
+			cmd.Env, cmd.Dir = env, dir
 			a.cmd = cmd
 			return cmd, nil
 		}))
@@ -116,14 +163,28 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkStdioPublishIntent: a durable write tool over stdio from a
-// client in another process, local mode.
+// client in another process, local mode; beside it, in turn within each
+// iteration (so both share the machine's load), a call of the no-op
+// server's tool with the same arguments (the floor).
 func BenchmarkStdioPublishIntent(b *testing.B) {
-	a := startStdio(b, benchRepo(b))
+	repo := benchRepo(b)
+	a := startStdio(b, repo)
 	args := map[string]any{"summary": "rebalance the boss", "paths": []string{"src/game/boss.gd"}}
 	a.call(b, "publish_intent", args)
+	var noop *stdioAgent
+	if haveGo() {
+		noop = startNoopMCP(b, repo)
+		noop.call(b, "noop", args)
+	}
 	lat := make([]time.Duration, 0, b.N)
+	var floor []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if noop != nil {
+			start := time.Now()
+			noop.call(b, "noop", args)
+			floor = append(floor, time.Since(start))
+		}
 		start := time.Now()
 		out := a.call(b, "publish_intent", args)
 		lat = append(lat, time.Since(start))
@@ -132,6 +193,17 @@ func BenchmarkStdioPublishIntent(b *testing.B) {
 		}
 	}
 	reportLatency(b, lat)
+	if floor != nil {
+		reportFloor(b, lat, floor)
+	}
+}
+
+// reportFloor reports the floor's p50 and how far the figure's p50 is
+// above it.
+func reportFloor(b *testing.B, lat, floor []time.Duration) {
+	b.ReportMetric(ms(percentile(floor, 0.5)), "noop-p50-ms")
+	b.ReportMetric(ms(percentile(floor, 0.99)), "noop-p99-ms")
+	b.ReportMetric(ms(percentile(lat, 0.5))-ms(percentile(floor, 0.5)), "over-noop-p50-ms")
 }
 
 // BenchmarkStdioCheckConflicts10k: check_conflicts for a concrete path
@@ -230,25 +302,38 @@ func benchCheckConflicts(b *testing.B, queued int) {
 }
 
 // BenchmarkStdioStartup: from starting the process to the answer of
-// tools/list, and that answer's size.
+// tools/list, and that answer's size; beside it, in turn within each
+// iteration, the same for the no-op server (the floor).
 func BenchmarkStdioStartup(b *testing.B) {
 	repo := benchRepo(b)
 	startStdio(b, repo).c.Close() // first start creates the database
-	var lat []time.Duration
+	floors := haveGo()
+	var lat, floor []time.Duration
 	var size int
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		a := startStdio(b, repo)
+	list := func(start func() *stdioAgent) (time.Duration, int) {
+		t0 := time.Now()
+		a := start()
 		res, err := a.c.ListTools(context.Background(), mcpgo.ListToolsRequest{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(start))
+		d := time.Since(t0)
 		raw, _ := json.Marshal(res)
-		size = len(raw)
 		a.c.Close()
+		return d, len(raw)
+	}
+	for i := 0; i < b.N; i++ {
+		if floors {
+			d, _ := list(func() *stdioAgent { return startNoopMCP(b, repo) })
+			floor = append(floor, d)
+		}
+		d, n := list(func() *stdioAgent { return startStdio(b, repo) })
+		lat, size = append(lat, d), n
 	}
 	reportLatency(b, lat)
+	if floors {
+		reportFloor(b, lat, floor)
+	}
 	b.ReportMetric(float64(size)/1024, "tools/list-KiB")
 }
 

@@ -86,11 +86,35 @@ type Server struct {
 	provider  protocol.Provider // from --provider, else from clientInfo
 	yielded   map[string]string // Config.Yield's answer per client name
 	mu        sync.Mutex
+
+	// Start-up (see Run): ready closes when start returned, with startErr;
+	// handlers are the tools' own handlers from then on. A client's
+	// initialize answered before is remembered in client, for start.
+	ready    chan struct{}
+	startErr error
+	handlers map[string]server.ToolHandlerFunc
+	started  bool
+	client   string
 }
 
 // New resolves the identity and workspace, opens the local database,
 // starts the coordination client and registers the tools.
 func New(ctx context.Context, cfg Config) (*Server, error) {
+	s, err := assemble(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// assemble checks cfg and builds the MCP server with every tool's
+// definition (the schemas were generated at build time: tools.New), whose
+// calls wait until start has opened what they work on. It does no I/O:
+// Run answers initialize and tools/list while start runs.
+func assemble(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -111,75 +135,171 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Service != "" && cfg.Token == "" {
 		return nil, errors.New("--service needs --token (create one with: crosscode-mcp token create --workspace W)")
 	}
-	dir := cfg.Repo
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	repo, err := identity.OpenRepo(ctx, dir, cfg.Logger)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger, Repo: repo, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider)}
-	workspace, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
-	if err != nil {
-		return nil, err
-	}
-	actor := cfg.Actor
-	if actor == "" {
-		actor = identity.DefaultActor(ctx, repo)
-	}
-	replica, err := identity.LoadReplica(repo, data)
-	if err != nil {
-		return nil, err
-	}
-	dbPath := identity.DatabasePath(data, cfg.Service, workspace)
-	if s.Store, err = store.Open(ctx, dbPath, &store.Options{Projections: true}); err != nil {
-		return nil, err
-	}
-	s.Coord, err = coord.New(coord.Config{Workspace: workspace, Store: s.Store, Service: cfg.Service, Token: cfg.Token,
-		Actor: actor, Replica: replica, Session: s.sessionID, Logger: cfg.Logger})
-	if err != nil {
-		s.Store.Close()
-		return nil, err
-	}
-	s.Coord.SetAgent(s.agent(nil))
-	if err := s.Coord.Start(ctx); err != nil {
-		// Start may have started the remote loops: stop them before the
-		// store closes under them.
-		s.Coord.Close(ctx)
-		s.Store.Close()
-		return nil, err
-	}
-	cfg.Logger.Info("crosscode-mcp", "workspace", workspace, "mode", s.Coord.Mode(), "actor", actor, "replica", replica, "data", dbPath)
-
+	s := &Server{cfg: cfg, log: cfg.Logger, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider), ready: make(chan struct{})}
 	hooks := &server.Hooks{}
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
-		s.learnClient(ctx, req.Params.ClientInfo.Name)
+		s.initialized(ctx, req.Params.ClientInfo.Name)
 	})
 	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
+		server.WithToolHandlerMiddleware(s.awaitStart),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 		server.WithToolHandlerMiddleware(fitResult),
 		server.WithToolFilter(s.yieldFilter),
 	)
-	if slices.Contains(cfg.Toolsets, capturetools.Toolset) {
-		if s.Capture, err = startCapture(ctx, cfg, repo, dir, data); err != nil {
-			s.Coord.Close(ctx)
-			s.Store.Close()
-			return nil, err
-		}
-	}
-	s.Tools = Registry(s.Coord, repo, s.Capture, cfg.Toolsets)
-	for _, t := range s.Tools {
-		s.MCP.AddTool(t.Def, t.Handler)
+	// The definitions only: the handlers come with start's dependencies.
+	for _, t := range Registry(nil, nil, nil, cfg.Toolsets) {
+		s.MCP.AddTool(t.Def, s.dispatch(t.Def.Name))
 	}
 	return s, nil
+}
+
+// start opens what the tools work on: the repository and the identity,
+// then, side by side, the coordination database and client, and the
+// capture controller. It closes ready, whatever it returns.
+func (s *Server) start(ctx context.Context) (err error) {
+	defer func() {
+		s.startErr = err
+		close(s.ready)
+	}()
+	if startGate != nil {
+		startGate()
+	}
+	cfg := s.cfg
+	dir := cfg.Repo
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	repo, err := identity.OpenRepo(ctx, dir, cfg.Logger)
+	if err != nil {
+		return err
+	}
+	s.Repo = repo
+	workspace, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	if err != nil {
+		return err
+	}
+	captured := make(chan error, 1)
+	if slices.Contains(cfg.Toolsets, capturetools.Toolset) {
+		go func() {
+			var err error
+			s.Capture, err = startCapture(ctx, cfg, repo, dir, data)
+			captured <- err
+		}()
+	} else {
+		captured <- nil
+	}
+	err = s.startCoord(ctx, repo, workspace, data)
+	if cerr := <-captured; cerr != nil || err != nil {
+		if s.Capture != nil {
+			s.Capture.Close()
+		}
+		if err == nil {
+			s.Coord.Close(ctx)
+			s.Store.Close()
+			err = cerr
+		}
+		return err
+	}
+	s.Tools = Registry(s.Coord, repo, s.Capture, cfg.Toolsets)
+	s.handlers = map[string]server.ToolHandlerFunc{}
+	for _, t := range s.Tools {
+		s.handlers[t.Def.Name] = t.Handler
+	}
+	s.mu.Lock()
+	s.started = true
+	client := s.client
+	s.mu.Unlock()
+	s.learnClient(ctx, client) // one that initialized meanwhile
+	return nil
+}
+
+// startGate, set by tests only, runs first in start: holding it shows
+// what the server answers before it has started.
+var startGate func()
+
+// startCoord opens the coordination database and starts its client.
+func (s *Server) startCoord(ctx context.Context, repo *gitx.Repo, workspace, data string) error {
+	cfg := s.cfg
+	actor := cfg.Actor
+	if actor == "" {
+		actor = identity.DefaultActor(ctx, repo)
+	}
+	replica, err := identity.LoadReplica(repo, data)
+	if err != nil {
+		return err
+	}
+	dbPath := identity.DatabasePath(data, cfg.Service, workspace)
+	if s.Store, err = store.Open(ctx, dbPath, &store.Options{Projections: true}); err != nil {
+		return err
+	}
+	s.Coord, err = coord.New(coord.Config{Workspace: workspace, Store: s.Store, Service: cfg.Service, Token: cfg.Token,
+		Actor: actor, Replica: replica, Session: s.sessionID, Logger: cfg.Logger})
+	if err != nil {
+		s.Store.Close()
+		return err
+	}
+	s.mu.Lock()
+	if s.client != "" && cfg.Provider == "" {
+		// The client initialized already: the first presence names it.
+		s.provider = identity.ProviderFromClient(s.client)
+	}
+	s.mu.Unlock()
+	s.Coord.SetAgent(s.agent(nil))
+	if err := s.Coord.Start(ctx); err != nil {
+		// Start may have started the remote loops: stop them before the
+		// store closes under them.
+		s.Coord.Close(ctx)
+		s.Store.Close()
+		return err
+	}
+	cfg.Logger.Info("crosscode-mcp", "workspace", workspace, "mode", s.Coord.Mode(), "actor", actor, "replica", replica, "data", dbPath)
+	return nil
+}
+
+// initialized learns the client's name from its initialize; before start
+// is done, start does.
+func (s *Server) initialized(ctx context.Context, name string) {
+	s.mu.Lock()
+	if !s.started {
+		s.client = name
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.learnClient(ctx, name)
+}
+
+// awaitStart runs before every tool: a call that comes before start is
+// done waits for it (a client may call as soon as it has the tool list).
+func (s *Server) awaitStart(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if s.startErr != nil {
+			return nil, fmt.Errorf("crosscode-mcp could not start: %w", s.startErr)
+		}
+		return next(ctx, req)
+	}
+}
+
+// dispatch is the registered handler of a tool: its own, from start.
+func (s *Server) dispatch(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		h := s.handlers[name]
+		if h == nil {
+			return nil, fmt.Errorf("tool %s has no handler", name)
+		}
+		return h(ctx, req)
+	}
 }
 
 // Registry lists the tools of the given toolsets, in a stable order.
@@ -317,14 +437,35 @@ func (s *Server) Close() error {
 	return errors.Join(cerr, s.Coord.Close(ctx), s.Store.Close())
 }
 
-// Run serves MCP on stdin/stdout until ctx ends or stdin closes.
+// Run serves MCP on stdin/stdout until ctx ends or stdin closes. It
+// answers initialize and tools/list at once, while it opens the
+// repository, the databases and the capture controller (start) beside
+// them: a client waits for the tool list before its agent can begin, and
+// none of that is needed for it. Tool calls wait for the start. When the
+// start fails, the server stops with its error, as it did when it started
+// first and served after.
 func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer) error {
-	s, err := New(ctx, cfg)
+	s, err := assemble(cfg)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	return s.Serve(ctx, stdin, stdout)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if s.start(ctx) != nil {
+			cancel()
+		}
+	}()
+	err = s.Serve(ctx, stdin, stdout)
+	<-s.ready
+	switch {
+	case errors.Is(s.startErr, context.Canceled):
+		return nil // stopped (a signal) while it started
+	case s.startErr != nil:
+		return s.startErr
+	}
+	s.Close()
+	return err
 }
 
 // Serve runs the stdio loop. Stdout carries MCP messages only.

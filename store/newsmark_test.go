@@ -80,3 +80,48 @@ func TestLazyStoreWrites(t *testing.T) {
 		t.Fatalf("conflicts %v %v", cs, err)
 	}
 }
+
+// TestLazyStoreConnectsWriterOnWrite: a store opened Lazy on a database
+// that is set up already reads through its reader alone (a hook that only
+// checks claims never connects the writer), and connects the writer at its
+// first write, which lands; on a new file it sets the database up at Open.
+func TestLazyStoreConnectsWriterOnWrite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ws.db")
+	fresh, err := Open(ctx, path, &Options{Projections: true, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fresh.w.Stats().OpenConnections; n != 1 {
+		t.Errorf("a Lazy store on a new file: %d writer connections, want the one that set it up", n)
+	}
+	if _, err := fresh.EnsureWorkspace(ctx, "mygame", ""); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Close()
+
+	s, err := Open(ctx, path, &Options{Projections: true, Lazy: true, Readers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Workspace(ctx, "mygame"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConflictingClaims(ctx, "mygame", []string{"src/x.go"}, "bo", fixture.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.w.Stats().OpenConnections; n != 0 {
+		t.Fatalf("reads connected the writer (%d connections)", n)
+	}
+	r := fixture.NewReplica("mygame", "rep_a", "ada")
+	if _, err := s.IngestBatch(ctx, []Item{{Workspace: "mygame", Envelope: r.Claim("clm_lazyw", true, "src/**")}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.w.Stats().OpenConnections; n != 1 {
+		t.Fatalf("a write: %d writer connections, want 1", n)
+	}
+	if cs, err := s.ConflictingClaims(ctx, "mygame", []string{"src/x.go"}, "bo", fixture.Epoch.Add(time.Minute)); err != nil || len(cs) != 1 {
+		t.Fatalf("the write did not land: %v %v", cs, err)
+	}
+}

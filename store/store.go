@@ -43,9 +43,13 @@ type Options struct {
 	// replicas only it held. Default 15s; it beats every third of it.
 	InstanceTTL time.Duration
 	// Lazy prepares each statement when it is first run, not all of them
-	// at Open: for a short-lived process that runs a few (an agent
-	// client's hook), where preparing them all would cost more than the
-	// work.
+	// at Open, and connects the writer at the first write: for a
+	// short-lived process that runs a few (an agent client's hook), where
+	// preparing them all, or a connection it may not need, would cost more
+	// than the work. Open then checks the schema's version and WAL mode on
+	// the reader's connection, which the first read needs anyway, and sets
+	// the database up through the writer only when they are not current.
+	// A Lazy store runs no checkpointer of its own.
 	Lazy bool
 	// Cache marks a database that is rebuilt when lost (the service's
 	// mirrors of its own log): its commits are not synced to disk
@@ -167,19 +171,30 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	var id [8]byte
 	rand.Read(id[:])
 	s := &Store{path: abs, projections: o.Projections, lazy: o.Lazy, instance: hex.EncodeToString(id[:]), ttl: o.InstanceTTL, w: w, wsIDs: map[string]int64{}, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}
-	// Making the database, switching it to WAL and its first recovery
-	// take locks that SQLite does not wait for with busy_timeout: agents
-	// started at once in a fresh repository meet there and get
-	// SQLITE_BUSY at once. Try again, for up to the busy timeout.
-	deadline := time.Now().Add(o.BusyTimeout)
-	wait := 2 * time.Millisecond
-	for err = setUpWriter(ctx, w); isBusy(err) && time.Now().Before(deadline) && ctx.Err() == nil; err = setUpWriter(ctx, w) {
-		time.Sleep(wait)
-		wait = min(2*wait, 100*time.Millisecond)
-	}
+	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader, o.Cache))
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	r.SetMaxOpenConns(o.Readers)
+	r.SetMaxIdleConns(o.Readers)
+	s.r = r
+	if !o.Lazy || !current(ctx, r) {
+		// Making the database, switching it to WAL and its first recovery
+		// take locks that SQLite does not wait for with busy_timeout:
+		// agents started at once in a fresh repository meet there and get
+		// SQLITE_BUSY at once. Try again, for up to the busy timeout.
+		deadline := time.Now().Add(o.BusyTimeout)
+		wait := 2 * time.Millisecond
+		for err = setUpWriter(ctx, w); isBusy(err) && time.Now().Before(deadline) && ctx.Err() == nil; err = setUpWriter(ctx, w) {
+			time.Sleep(wait)
+			wait = min(2*wait, 100*time.Millisecond)
+		}
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, fmt.Errorf("open store %s: %w", abs, err)
+		}
 	}
 	// Prepare every statement of the writer's paths now: w has one
 	// connection, so nothing can be prepared on it while a batch holds it
@@ -190,14 +205,6 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open store: prepare: %w", err)
 		}
 	}
-	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleReader, o.Cache))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	r.SetMaxOpenConns(o.Readers)
-	r.SetMaxIdleConns(o.Readers)
-	s.r = r
 	for _, q := range readTxStatements {
 		if o.Lazy {
 			break // readTxQuery compiles them on the transaction's connection
@@ -206,6 +213,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			s.Close()
 			return nil, fmt.Errorf("open store: prepare: %w", err)
 		}
+	}
+	if o.Lazy {
+		// A short-lived process leaves the checkpoints to the long-lived
+		// ones (the MCP server, the service) and to SQLite's own, when
+		// the last connection to the file closes.
+		return s, nil
 	}
 	ck, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, roleCheckpoint, o.Cache))
 	if err != nil {
@@ -231,6 +244,17 @@ func setUpWriter(ctx context.Context, w *sql.DB) error {
 		return fmt.Errorf("journal_mode is %q, not wal (is it on a network filesystem?)", mode)
 	}
 	return migrate(ctx, w)
+}
+
+// current reports whether the database is in WAL mode with the schema
+// this binary writes, as seen on a reader's connection: then the writer
+// needs no set-up (Options.Lazy). Any error says no, and the writer's
+// set-up decides.
+func current(ctx context.Context, r *sql.DB) bool {
+	var mode string
+	var v int
+	return r.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) == nil && strings.EqualFold(mode, "wal") &&
+		r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v) == nil && v == len(migrations)
 }
 
 // isBusy reports an SQLITE_BUSY of any kind (a lock another connection

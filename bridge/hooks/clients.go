@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Clients are the agent clients whose hooks crosscode-mcp speaks.
@@ -77,7 +78,9 @@ func editedPaths(client string, in *Input) []string {
 }
 
 // patchHeader is a file header of Codex's apply_patch format.
-var patchHeader = regexp.MustCompile(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$`)
+var patchHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$`)
+})
 
 // patchPaths finds the files an apply_patch call touches: Codex hands its
 // hooks the patch text in the tool input (as "command", "input" or an
@@ -93,7 +96,7 @@ func patchPaths(raw json.RawMessage) []string {
 		switch x := v.(type) {
 		case string:
 			if strings.Contains(x, "*** Begin Patch") {
-				for _, m := range patchHeader.FindAllStringSubmatch(x, -1) {
+				for _, m := range patchHeader().FindAllStringSubmatch(x, -1) {
 					if !slices.Contains(out, m[1]) {
 						out = append(out, m[1])
 					}

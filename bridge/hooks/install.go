@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -52,8 +53,12 @@ var hookEvents = map[string][]struct{ event, matcher string }{
 	"codex": {{"PreToolUse", ""}, {"SessionStart", ""}, {"UserPromptSubmit", ""}},
 }
 
-// ourCommand recognizes the commands install writes.
-var ourCommand = regexp.MustCompile(`\shook\s(.*\s)?(claude-code|gemini|codex) [A-Za-z]+\s*$`)
+// ourCommand recognizes the commands install writes. (Compiled on first
+// use, as the other patterns here: a hook run that needs none of them
+// does not pay for them at its start.)
+var ourCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\shook\s(.*\s)?(claude-code|gemini|codex) [A-Za-z]+\s*$`)
+})
 
 // SettingsPath is the settings file of client in scope.
 func SettingsPath(cfg InstallConfig) (string, error) {
@@ -253,7 +258,7 @@ func Installed(client, path string) ([]string, error) {
 	}
 	var events []string
 	if client == "codex" {
-		for _, m := range tomlCommand.FindAllStringSubmatch(string(b), -1) {
+		for _, m := range tomlCommand().FindAllStringSubmatch(string(b), -1) {
 			if ev := eventOf(m[1]); ev != "" && !slices.Contains(events, ev) {
 				events = append(events, ev)
 			}
@@ -279,7 +284,7 @@ func Installed(client, path string) ([]string, error) {
 // eventOf is the event a command of ours hooks.
 func eventOf(cmd string) string {
 	f := strings.Fields(cmd)
-	if len(f) == 0 || !ourCommand.MatchString(cmd) {
+	if len(f) == 0 || !ourCommand().MatchString(cmd) {
 		return ""
 	}
 	return f[len(f)-1]
@@ -425,7 +430,7 @@ func ourGroups(arr *jnode) []int {
 		all := true
 		for _, h := range hs.elems {
 			c := h.member("command")
-			if c == nil || c.kind != '"' || !ourCommand.MatchString(c.str) {
+			if c == nil || c.kind != '"' || !ourCommand().MatchString(c.str) {
 				all = false
 			}
 		}
@@ -482,7 +487,7 @@ const (
 	tomlEnd   = "# <<< crosscode-mcp hooks"
 )
 
-var tomlCommand = regexp.MustCompile(`(?m)^command = "(.*)"\s*$`)
+var tomlCommand = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^command = "(.*)"\s*$`) })
 
 func tomlInsertions(old []byte, cfg InstallConfig) []insertion {
 	if bytes.Contains(old, []byte(tomlBegin)) {

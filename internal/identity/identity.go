@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
@@ -129,10 +130,10 @@ func DefaultData(repo *gitx.Repo, dir string) (string, error) {
 		return "", fmt.Errorf("no git repository and no user cache dir for local state: pass --data: %w", err)
 	}
 	abs, _ := filepath.Abs(dir)
-	return filepath.Join(base, "crosscode-mcp", unsafeChars.ReplaceAllString(strings.Trim(abs, "/"), "_")), nil
+	return filepath.Join(base, "crosscode-mcp", unsafeChars().ReplaceAllString(strings.Trim(abs, "/"), "_")), nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // DatabasePath is the local database: workspace.db in local mode, one file
 // per service and workspace in remote mode.
@@ -140,8 +141,8 @@ func DatabasePath(data, service, workspace string) string {
 	if service == "" {
 		return filepath.Join(data, "workspace.db")
 	}
-	host := unsafeChars.ReplaceAllString(strings.TrimPrefix(strings.TrimPrefix(service, "https://"), "http://"), "_")
-	return filepath.Join(data, "remote", host+"--"+unsafeChars.ReplaceAllString(workspace, "_")+".db")
+	host := unsafeChars().ReplaceAllString(strings.TrimPrefix(strings.TrimPrefix(service, "https://"), "http://"), "_")
+	return filepath.Join(data, "remote", host+"--"+unsafeChars().ReplaceAllString(workspace, "_")+".db")
 }
 
 // DefaultActor is git's user.email, else the OS user name.
