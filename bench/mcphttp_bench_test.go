@@ -40,9 +40,9 @@ func startMCPService(b *testing.B) *service {
 	return s
 }
 
-// startNoopMCP serves a no-op tool with mcp-go's Streamable HTTP server:
+// startNoopHTTP serves a no-op tool with mcp-go's Streamable HTTP server:
 // the floor of a tool call over HTTP.
-func startNoopMCP(b *testing.B) string {
+func startNoopHTTP(b *testing.B) string {
 	m := server.NewMCPServer("noop", "1", server.WithToolCapabilities(false))
 	m.AddTool(mcpgo.NewTool("noop"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultText("{}"), nil
@@ -86,7 +86,7 @@ func BenchmarkMCPHTTPClaim(b *testing.B) {
 	s := startMCPService(b)
 	httpC := httpSession(b, s.url+"/mcp", s.token, "ada@example.com")
 	stdio := startStdio(b, benchRepo(b), "--toolsets", "coord", "--service", s.url, "--token", s.token)
-	noop := httpSession(b, startNoopMCP(b), "", "x")
+	noop := httpSession(b, startNoopHTTP(b), "", "x")
 	var overHTTP, overStdio, floor []time.Duration
 	claim := func(call func(string, map[string]any) map[string]any, i int, lat *[]time.Duration) {
 		start := time.Now()
@@ -168,7 +168,7 @@ func BenchmarkMCPHTTP500Sessions(b *testing.B) {
 		lat := run(s.url+"/mcp", s.token, "check_conflicts", func(i int) map[string]any {
 			return map[string]any{"paths": []string{fmt.Sprintf("src/mod%d/main.go", i%40)}}
 		})
-		floor := run(startNoopMCP(b), "", "noop", func(int) map[string]any { return nil })
+		floor := run(startNoopHTTP(b), "", "noop", func(int) map[string]any { return nil })
 		b.ReportMetric(float64(len(lat)), "calls")
 		b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
 		b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
