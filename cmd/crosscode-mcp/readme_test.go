@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,42 @@ func TestReadmeCommands(t *testing.T) {
 			switch {
 			case line == "scripts/test":
 				t.Skip("this is the test command itself; CI runs it")
+			case envCommand(args, "go", "test"):
+				// A benchmark or a regeneration (docs/startup.md): what it
+				// names must exist. The environment variables it sets are
+				// read by the repository's code, the benchmarks it selects
+				// are there (go test -list); it is not run (BENCHMARKS.md
+				// holds the figures, and a regeneration rewrites files).
+				env, rest := splitEnv(args)
+				pkg := rest[2]
+				for _, kv := range env {
+					name, _, _ := strings.Cut(kv, "=")
+					if !grepFound(filepath.Join("..", ".."), name) {
+						t.Fatalf("%s: no code of the repository reads %s", line, name)
+					}
+				}
+				for i := 3; i+1 < len(rest); i++ {
+					if rest[i] != "-bench" {
+						continue
+					}
+					pattern := strings.Trim(rest[i+1], "'")
+					out, err := run(t, filepath.Join("..", ".."), []string{"go", "test", "-list", pattern, pkg}, 5*time.Minute)
+					if err != nil || !strings.Contains(out, "Benchmark") {
+						t.Fatalf("%s: go test -list %s %s lists no benchmark: %v\n%s", line, pattern, pkg, err, out)
+					}
+				}
+			case len(args) > 1 && strings.HasPrefix(args[0], "GODEBUG="):
+				// A look at the binary's start (docs/startup.md), run as
+				// written through sh, with crosscode-mcp on PATH.
+				if strings.Contains(line, "valgrind") {
+					if _, err := exec.LookPath("valgrind"); err != nil {
+						t.Skip("valgrind is not installed")
+					}
+				}
+				dir := t.TempDir()
+				if out, err := run(t, dir, []string{"sh", "-c", line}, 3*time.Minute); err != nil || strings.TrimSpace(out) == "" {
+					t.Fatalf("%v\n%s", err, out)
+				}
 			case strings.HasPrefix(line, "scripts/"):
 				// A project script: it must exist and be executable.
 				fi, err := os.Stat(filepath.Join("..", "..", args[0]))
@@ -290,4 +327,37 @@ func TestReadmeCommands(t *testing.T) {
 	if seen < 20 && !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
 		t.Fatalf("found %d commands in the README and docs/; the extraction is broken", seen)
 	}
+}
+
+// envCommand reports whether args, after VAR=value words, start with cmd.
+func envCommand(args []string, cmd ...string) bool {
+	_, rest := splitEnv(args)
+	if len(rest) < len(cmd) {
+		return false
+	}
+	return slices.Equal(rest[:len(cmd)], cmd)
+}
+
+// splitEnv splits leading VAR=value words off a command line.
+func splitEnv(args []string) (env, rest []string) {
+	i := 0
+	for i < len(args) && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(args[i]) {
+		i++
+	}
+	return args[:i], args[i:]
+}
+
+// grepFound reports whether a Go file under dir mentions s.
+func grepFound(dir, s string) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), s) {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
