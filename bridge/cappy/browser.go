@@ -303,7 +303,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 // within browserStartWait; the run's cancel stops it and removes its
 // profile.
 func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, context.Context, error) {
-	scr, err := scratch.New(b.TempDir, "crosscode-browser-", removeSingletonDir)
+	scr, err := scratch.New(b.TempDir, "crosscode-browser-", endLaunch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("launch browser: %w", err)
 	}
@@ -315,7 +315,7 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 		tcancel()
 		acancel() // waits for the browser to exit
 		ended.Do(func() {
-			removeSingletonDir(scr.Path())
+			endLaunch(scr.Path())
 			if err := scr.Remove(); err != nil {
 				b.Logger.Warn("remove the browser's profile", "error", err)
 			}
@@ -400,8 +400,14 @@ func RemoveSingletonDir(profile string) {
 	}
 }
 
-// removeSingletonDir removes a launch's (dir/profile) singleton socket dir.
-func removeSingletonDir(dir string) { RemoveSingletonDir(filepath.Join(dir, "profile")) }
+// endLaunch ends what is left of a launch in dir (its profile is
+// dir/profile) once its browser is gone, or its process was (a stale dir):
+// the browser's helpers, and its singleton socket dir.
+func endLaunch(dir string) {
+	profile := filepath.Join(dir, "profile")
+	killLeftovers(profile)
+	RemoveSingletonDir(profile)
+}
 
 // ChromiumOptions are the browser's flags: a fresh profile (chromedp's
 // temporary one, unless the options add UserDataDir), headless unless headed, what a closed network needs
