@@ -19,6 +19,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A client that closes our stderr (or stdout) before we are done (the
+	// mcp-go client closes stdin and stderr at once) must not kill us by
+	// SIGPIPE at the next log line, before the game and the browser are
+	// stopped and the store closed: a write to a closed pipe is then only
+	// an error. Notify, not Ignore: an ignored signal would stay ignored in
+	// the game and the browser we start.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	stopProfile := startProfile(os.Getenv("CROSSCODE_CPUPROFILE"))
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stopProfile()
