@@ -121,6 +121,12 @@ func writeCodexConfig(t *testing.T, w *World, plugins bool) {
 model_provider = "scripted"
 check_for_update_on_startup = false
 web_search = "disabled"
+# A turn offers an MCP server's tools only if the server was ready within
+# this grace of the turn's start (1 s by default: a server started through
+# npx on a loaded machine took longer, and the plugin's first run had no
+# crosscode tools), or Codex has its tools cached from an earlier session.
+# docs/client-packages.md tells users the same.
+mcp_optional_startup_grace_ms = 30000
 
 [model_providers.scripted]
 name = "scripted model of the crosscode tests"
