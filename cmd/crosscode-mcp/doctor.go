@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
@@ -562,6 +564,13 @@ func checkHooks(ctx context.Context, dir string) []Check {
 					detail += "; its hooks run " + bin
 				}
 			}
+			if p.Client == "codex" {
+				if config, ms := codexStartupGrace(home); ms < codexGraceWanted {
+					status = "warn"
+					detail += fmt.Sprintf("; Codex offers the server's tools only if it started within %d ms of a turn, and npx can take longer", ms)
+					fix = strings.TrimPrefix(fix+"; put mcp_optional_startup_grace_ms = 30000 at the top of "+config+" (Codex then waits for the server)", "; ")
+				}
+			}
 			out = append(out, Check{"package " + p.Client, status, detail, fix})
 		}
 	}
@@ -576,4 +585,23 @@ func checkHooks(ctx context.Context, dir string) []Check {
 		}
 	}
 	return out
+}
+
+// codexGraceWanted is the least startup grace (ms) that leaves Codex time
+// for the plugin's server to start through npx.
+const codexGraceWanted = 10000
+
+// codexStartupGrace returns Codex's config file and how long a turn waits
+// for an optional MCP server to start (mcp_optional_startup_grace_ms;
+// 1 s when unset, Codex 0.169's default): a server not ready by then has
+// no tools in that turn.
+func codexStartupGrace(home string) (config string, ms int64) {
+	config = filepath.Join(hooks.CodexHome(home), "config.toml")
+	var c struct {
+		Grace *int64 `toml:"mcp_optional_startup_grace_ms"`
+	}
+	if _, err := toml.DecodeFile(config, &c); err == nil && c.Grace != nil {
+		return config, *c.Grace
+	}
+	return config, 1000
 }

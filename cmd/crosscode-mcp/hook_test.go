@@ -530,9 +530,20 @@ func TestDoctorPackages(t *testing.T) {
 	os.WriteFile(bin, []byte("x"), 0o755)
 	os.MkdirAll(filepath.Join(cache, "crosscode-mcp"), 0o755)
 	os.WriteFile(filepath.Join(cache, "crosscode-mcp", "binary"), []byte(bin+"\n"), 0o644)
+	codexConfig := filepath.Join(home, ".codex", "config.toml")
+	os.WriteFile(codexConfig, []byte("[plugins.\"crosscode@crosscode\"]\nenabled = true\n"), 0o644)
 	checks = cli("doctor", "--repo", repo, "--json")
 	if c := checks["package claude-code"]; c.Status != "ok" || !strings.Contains(c.Detail, "its hooks run "+bin) {
 		t.Errorf("with the binary recorded: %+v", c)
+	}
+	// Codex waits 1 s for a server unless told more: npx may need longer.
+	if c := checks["package codex"]; c.Status != "warn" || !strings.Contains(c.Detail, "within 1000 ms") || !strings.Contains(c.Fix, "mcp_optional_startup_grace_ms = 30000 at the top of "+codexConfig) {
+		t.Errorf("Codex with its default startup grace: %+v", c)
+	}
+	os.WriteFile(codexConfig, []byte("mcp_optional_startup_grace_ms = 30000\n[plugins.\"crosscode@crosscode\"]\nenabled = true\n"), 0o644)
+	checks = cli("doctor", "--repo", repo, "--json")
+	if c := checks["package codex"]; c.Status != "ok" || strings.Contains(c.Detail, "grace") || c.Fix != "" {
+		t.Errorf("Codex with a startup grace of 30 s: %+v", c)
 	}
 
 	if out, err := command(t, "hooks", "install", "--client", "claude-code", "--repo", repo).CombinedOutput(); err != nil {
