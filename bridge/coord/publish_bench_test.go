@@ -1,0 +1,77 @@
+//go:build unix
+
+package coord_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/store"
+)
+
+// BenchmarkPublishIntentCall is the work of one publish_intent tool call
+// in local mode, without the MCP transport: the durable intent, the
+// overlap check beside it and the news digest after it (as
+// tools/coord.PublishIntent runs them). CROSSCODE_BENCH_DB keeps the
+// database at that path, to look at afterwards.
+func BenchmarkPublishIntentCall(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "ws.db")
+	if p := os.Getenv("CROSSCODE_BENCH_DB"); p != "" {
+		os.Remove(p)
+		os.Remove(p + "-wal")
+		os.Remove(p + "-shm")
+		path = p
+	}
+	s, err := store.Open(ctx, path, &store.Options{Projections: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c, err := coord.New(coord.Config{Workspace: ws, Store: s, Actor: "ada@example.com", Replica: "rep_a", Session: "ses_a"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	paths := []string{"src/game/boss.gd"}
+	call := func() {
+		done := make(chan struct{})
+		var cerr error
+		go func() {
+			defer close(done)
+			_, cerr = c.CheckConflicts(ctx, paths)
+		}()
+		pub, err := c.PublishIntent(ctx, "rebalance the boss", paths, "", 0)
+		<-done
+		if err != nil || cerr != nil || !pub.Acknowledged {
+			b.Fatal(err, cerr)
+		}
+		if _, err := c.News(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		call()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
