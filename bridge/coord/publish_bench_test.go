@@ -1,22 +1,20 @@
-//go:build unix
-
 package coord_test
 
 import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/internal/cputime"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
 // BenchmarkPublishIntentCall is the work of one publish_intent tool call
 // in local mode, without the MCP transport: the durable intent, the
-// overlap check beside it and the news digest after it (as
+// overlap check beside it (with Beside) and the news digest after it (as
 // tools/coord.PublishIntent runs them). CROSSCODE_BENCH_DB keeps the
 // database at that path, to look at afterwards.
 func BenchmarkPublishIntentCall(b *testing.B) {
@@ -44,17 +42,15 @@ func BenchmarkPublishIntentCall(b *testing.B) {
 	paths := []string{"src/game/boss.gd"}
 	var check, publish, news time.Duration // wall time of each part
 	call := func() {
-		done := make(chan struct{})
 		var cerr error
 		start := time.Now()
-		go func() {
-			defer close(done)
+		wait := coord.Beside(func() {
 			_, cerr = c.CheckConflicts(ctx, paths)
 			check += time.Since(start)
-		}()
+		})
 		pub, err := c.PublishIntent(ctx, "rebalance the boss", paths, "", 0)
 		publish += time.Since(start)
-		<-done
+		wait()
 		if err != nil || cerr != nil || !pub.Acknowledged {
 			b.Fatal(err, cerr)
 		}
@@ -67,21 +63,12 @@ func BenchmarkPublishIntentCall(b *testing.B) {
 	call()
 	check, publish, news = 0, 0, 0
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	for range b.N {
 		call()
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
 	b.ReportMetric(float64(check.Microseconds())/float64(b.N), "check-µs")
 	b.ReportMetric(float64(publish.Microseconds())/float64(b.N), "publish-µs")
 	b.ReportMetric(float64(news.Microseconds())/float64(b.N), "news-µs")
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
