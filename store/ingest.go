@@ -100,13 +100,24 @@ func (s *Store) IngestBatch(ctx context.Context, items []Item) ([]Result, error)
 }
 
 const (
-	// The highest clientSequence of each replica named in a JSON array.
-	selectReplicasSQL = `SELECT j.value, (SELECT max(client_seq) FROM receipts WHERE ws = ? AND replica = j.value) FROM json_each(?) AS j`
-	selectEntitiesSQL = `SELECT id, kind FROM entities WHERE ws = ? AND id IN (SELECT value FROM json_each(?))`
 	// The workspace's newest operation, with what retention remembers.
 	selectHeadSQL = `SELECT w.retained_through, w.last_ingested_us, coalesce(o.id, 0), coalesce(o.ingested_us, 0)
 		FROM workspaces w LEFT JOIN (SELECT id, ingested_us FROM ops WHERE id > ?1 AND id < ?2 ORDER BY id DESC LIMIT 1) o
 		WHERE w.id = ?3`
+	// What a batch reads of one workspace, in one statement: a row tagged
+	// loadHead with selectHeadSQL's columns and how far the projections
+	// went (proj_through), a row tagged loadReplica per replica named in
+	// the JSON array ?4 with its highest clientSequence (NULL for none),
+	// and a row tagged loadEntity per id of the JSON array ?5 that the
+	// workspace has, with its kind.
+	selectLoadSQL = `SELECT 0, '', w.retained_through, w.last_ingested_us, coalesce(o.id, 0), coalesce(o.ingested_us, 0),
+			coalesce((SELECT seq FROM proj_through WHERE ws = ?3), 0)
+		FROM workspaces w LEFT JOIN (SELECT id, ingested_us FROM ops WHERE id > ?1 AND id < ?2 ORDER BY id DESC LIMIT 1) o
+		WHERE w.id = ?3
+		UNION ALL
+		SELECT 1, j.value, (SELECT max(client_seq) FROM receipts WHERE ws = ?3 AND replica = j.value), 0, 0, 0, 0 FROM json_each(?4) AS j
+		UNION ALL
+		SELECT 2, id, kind, 0, 0, 0, 0 FROM entities WHERE ws = ?3 AND id IN (SELECT value FROM json_each(?5))`
 	selectReceiptSQL = `SELECT id, seq, ingested_us, hash FROM receipts WHERE ws = ? AND replica = ? AND client_seq = ?`
 	// The receipts logged under the named idempotency keys.
 	selectKeysSQL = `SELECT k.key, k.kind, r.replica, r.client_seq, r.id, r.seq, r.ingested_us, r.hash
@@ -115,47 +126,55 @@ const (
 	insertKeySQL = `INSERT INTO idem_keys (ws, key, kind, replica, client_seq) VALUES (?, ?, ?, ?, ?)`
 )
 
+// The tags of selectLoadSQL's rows.
+const (
+	loadHead = iota
+	loadReplica
+	loadEntity
+)
+
 // batch is one SQLite ingest transaction around a Decider.
 type batch struct {
 	s   *Store
 	ctx context.Context
 	tx  *sql.Tx
 	d   *Decider
+	// through is how far each workspace's projections went at the
+	// batch's start, by workspace id (read by load).
+	through map[int64]int64
 }
 
 // load resolves the batch's workspaces and reads, set-wise, each replica's
 // highest clientSequence and the kinds of the ids the batch names.
 func (b *batch) load(items []Item, results []Result) error {
+	var names []string // the batch's workspaces, in order
 	for i, it := range items {
 		if results[i].Err != nil {
 			continue
 		}
-		if err := b.workspace(it.Workspace); errors.Is(err, ErrNoWorkspace) {
+		if _, ok := b.d.WS[it.Workspace]; ok {
+			continue
+		}
+		id, err := b.s.workspaceID(b.ctx, b.tx, it.Workspace)
+		if errors.Is(err, ErrNoWorkspace) {
 			results[i].Err = fmt.Errorf("workspace %q: %w", it.Workspace, ErrNoWorkspace)
+			continue
 		} else if err != nil {
 			return err
 		}
+		b.d.SetWorkspace(it.Workspace, WSState{ID: id}) // its head: below
+		names = append(names, it.Workspace)
 	}
 	replicas, ids := b.d.Keys(items, results)
-	for ws, names := range replicas {
-		arg, _ := json.Marshal(names)
-		rows, err := b.s.txQuery(b.ctx, b.tx, selectReplicasSQL, ws, string(arg))
-		if err != nil {
-			return fmt.Errorf("ingest: read replicas: %w", err)
-		}
-		for rows.Next() {
-			var name string
-			var highest sql.NullInt64
-			if err := rows.Scan(&name, &highest); err != nil {
-				rows.Close()
-				return fmt.Errorf("ingest: read replicas: %w", err)
-			}
-			if highest.Valid {
-				b.d.MaxClient[ReplicaKey{ws, name}] = highest.Int64
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("ingest: read replicas: %w", err)
+	// One statement per workspace reads its head, how far its projections
+	// went, its replicas' highest clientSequence and the kinds of the ids
+	// the batch names: each statement costs about as much as another, so
+	// the common batch (one workspace) reads all it needs with one.
+	b.through = make(map[int64]int64, len(names))
+	for _, name := range names {
+		st := b.d.WS[name]
+		if err := b.loadWorkspace(st, replicas[st.ID], ids[st.ID]); err != nil {
+			return err
 		}
 	}
 	for ws, keys := range b.d.IdemKeys(items, results) {
@@ -179,42 +198,55 @@ func (b *batch) load(items []Item, results []Result) error {
 			return fmt.Errorf("ingest: read keys: %w", err)
 		}
 	}
-	for ws, names := range ids {
-		arg, _ := json.Marshal(names)
-		rows, err := b.s.txQuery(b.ctx, b.tx, selectEntitiesSQL, ws, string(arg))
-		if err != nil {
-			return fmt.Errorf("ingest: read entities: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			var kind int
-			if err := rows.Scan(&id, &kind); err != nil {
-				rows.Close()
-				return fmt.Errorf("ingest: read entities: %w", err)
-			}
-			b.d.EntityKind[ReplicaKey{ws, id}] = kind
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("ingest: read entities: %w", err)
-		}
-	}
 	return nil
 }
 
-// workspace loads one workspace of the batch into the decider.
-func (b *batch) workspace(name string) error {
-	if _, ok := b.d.WS[name]; ok {
-		return nil
+// loadWorkspace reads, with selectLoadSQL, workspace st's head (into st),
+// how far its projections went (into b.through), and the highest
+// clientSequence of the replicas and the kinds of the entity ids the
+// batch names in it (into the decider).
+func (b *batch) loadWorkspace(st *WSState, replicas, ids []string) error {
+	if replicas == nil {
+		replicas = []string{}
 	}
-	id, err := b.s.workspaceID(b.ctx, b.tx, name)
+	if ids == nil {
+		ids = []string{}
+	}
+	rarg, _ := json.Marshal(replicas)
+	iarg, _ := json.Marshal(ids)
+	rows, err := b.s.txQuery(b.ctx, b.tx, selectLoadSQL, opID(st.ID, 0), opID(st.ID+1, 0), st.ID, string(rarg), string(iarg))
 	if err != nil {
-		return err
+		return fmt.Errorf("ingest: load: %w", err)
 	}
-	var retained, retainedUs, last, lastUs int64
-	if err := b.s.txQueryRow(b.ctx, b.tx, selectHeadSQL, opID(id, 0), opID(id+1, 0), id).Scan(&retained, &retainedUs, &last, &lastUs); err != nil {
-		return fmt.Errorf("ingest: read head: %w", err)
+	head := false
+	for rows.Next() {
+		var tag int
+		var name string
+		var a sql.NullInt64
+		var c, d, e, f int64
+		if err := rows.Scan(&tag, &name, &a, &c, &d, &e, &f); err != nil {
+			rows.Close()
+			return fmt.Errorf("ingest: load: %w", err)
+		}
+		switch tag {
+		case loadHead: // retained_through, last_ingested_us, newest op's id and ingested_us, projected through
+			head = true
+			st.Head, st.LastUs = max(a.Int64, opSeq(d)), max(c, e)
+			b.through[st.ID] = f
+		case loadReplica:
+			if a.Valid {
+				b.d.MaxClient[ReplicaKey{st.ID, name}] = a.Int64
+			}
+		case loadEntity:
+			b.d.EntityKind[ReplicaKey{st.ID, name}] = int(a.Int64)
+		}
 	}
-	b.d.SetWorkspace(name, WSState{ID: id, Head: max(retained, opSeq(last)), LastUs: max(retainedUs, lastUs)})
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("ingest: load: %w", err)
+	}
+	if !head {
+		return fmt.Errorf("ingest: read head: %w", sql.ErrNoRows)
+	}
 	return nil
 }
 
@@ -247,7 +279,7 @@ func (b *batch) project(items []Item, results []Result) error {
 		have[ws][r.Logged.ServerSequence] = r.Logged
 	}
 	for _, st := range b.d.WS {
-		if err := b.s.projectThrough(b.ctx, b.tx, st.ID, st.Head, have[st.ID]); err != nil {
+		if err := b.s.projectFrom(b.ctx, b.tx, st.ID, b.through[st.ID], st.Head, have[st.ID]); err != nil {
 			return err
 		}
 	}
@@ -322,7 +354,7 @@ func insertSQL(table string, cols, rows int) string {
 // inserts, that the writer's transactions run: prepareWriter prepares
 // them at Open.
 func writerStatements() []string {
-	qs := []string{selectReplicasSQL, selectEntitiesSQL, selectHeadSQL, selectReceiptSQL, selectKeysSQL, insertKeySQL}
+	qs := []string{selectLoadSQL, selectHeadSQL, selectReceiptSQL, selectKeysSQL, insertKeySQL}
 	qs = append(qs, projectionStatements...)
 	qs = append(qs, captureStatements...)
 	return append(qs, mirrorStatements...)

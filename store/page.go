@@ -11,16 +11,22 @@ import (
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
-// The statements Page runs inside its read transaction.
+// Page's statements: the workspace's retention watermark and plan, with
+// the operations after ?4 (ops ids ?2 to ?3), none when ?4 is below the
+// watermark (too old); one row with NULL operation columns when there
+// are none. pageKindSQL reads those of kind ?6 only.
 const (
-	pageWorkspaceSQL = "SELECT id, retained_through, plan FROM workspaces WHERE name = ?"
-	pageAllSQL       = "SELECT id, ingested_us, body FROM ops WHERE id > ? AND id < ? ORDER BY id LIMIT ?"
-	pageKindSQL      = "SELECT id, ingested_us, body FROM ops WHERE kind = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"
+	pageSQL = `SELECT w.retained_through, w.plan, o.id, o.ingested_us, o.body
+		FROM workspaces w LEFT JOIN ops o ON o.id > ?2 AND o.id < ?3 AND ?4 >= w.retained_through
+		WHERE w.id = ?1 ORDER BY o.id LIMIT ?5`
+	pageKindSQL = `SELECT w.retained_through, w.plan, o.id, o.ingested_us, o.body
+		FROM workspaces w LEFT JOIN ops o ON o.kind = ?6 AND o.id > ?2 AND o.id < ?3 AND ?4 >= w.retained_through
+		WHERE w.id = ?1 ORDER BY o.id LIMIT ?5`
 )
 
-// readTxStatements are the statements run inside read transactions (Page's
-// and OverlappingIntents'), prepared on the readers at Open (see readTxQuery).
-var readTxStatements = []string{pageWorkspaceSQL, pageAllSQL, pageKindSQL, selOverlap, selOverlapAll, selEntitiesByID}
+// readTxStatements are the statements run inside read transactions
+// (OverlappingIntents'), prepared on the readers at Open (see readTxQuery).
+var readTxStatements = []string{selOverlap, selOverlapAll, selEntitiesByID}
 
 // Page limits.
 const (
@@ -83,66 +89,62 @@ type PageResult struct {
 }
 
 // Page reads the operations after q.After in server order, from one
-// consistent snapshot.
+// consistent snapshot: one statement reads the retention watermark and
+// the operations (each statement costs about as much as another).
 func (s *Store) Page(ctx context.Context, q PageQuery) (*PageResult, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultPageLimit
 	}
 	limit = min(limit, MaxPageLimit)
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("page: %w", err)
-	}
-	defer tx.Rollback()
-	var ws, watermark int64
-	var plan string
-	wrows, err := s.readTxQuery(ctx, tx, pageWorkspaceSQL, q.Workspace)
-	if err == nil {
-		if wrows.Next() {
-			err = wrows.Scan(&ws, &watermark, &plan)
-		} else {
-			err = sql.ErrNoRows
-		}
-		err = errors.Join(err, wrows.Close())
-	}
-	if errors.Is(err, sql.ErrNoRows) {
+	ws, err := s.workspaceID(ctx, s.r, q.Workspace)
+	if errors.Is(err, ErrNoWorkspace) {
 		return nil, fmt.Errorf("page %q: %w", q.Workspace, ErrNoWorkspace)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)
 	}
-	res := &PageResult{Plan: plan, NextCursor: q.After}
-	if q.After < watermark {
-		res.TooOld, res.ResyncFrom = true, watermark
-		return res, nil
-	}
 	var rows *sql.Rows
 	if q.Kind == "" {
-		rows, err = s.readTxQuery(ctx, tx, pageAllSQL, opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readQuery(ctx, pageSQL, ws, opID(ws, q.After), opID(ws+1, 0), q.After, limit+1)
 	} else {
-		rows, err = s.readTxQuery(ctx, tx, pageKindSQL, kindCode(q.Kind), opID(ws, q.After), opID(ws+1, 0), limit+1)
+		rows, err = s.readQuery(ctx, pageKindSQL, ws, opID(ws, q.After), opID(ws+1, 0), q.After, limit+1, kindCode(q.Kind))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)
 	}
 	defer rows.Close()
-	res.Ops = make([]Op, 0, min(limit, 64))
+	res := &PageResult{NextCursor: q.After}
+	found := false
 	for rows.Next() {
+		var watermark int64
+		var id, us sql.NullInt64
+		var body []byte
+		if err := rows.Scan(&watermark, &res.Plan, &id, &us, &body); err != nil {
+			return nil, fmt.Errorf("page: %w", err)
+		}
+		if !found {
+			found = true
+			if q.After < watermark {
+				res.TooOld, res.ResyncFrom = true, watermark
+				return res, nil
+			}
+			res.Ops = make([]Op, 0, min(limit, 64))
+		}
+		if !id.Valid {
+			break // no operation after q.After
+		}
 		if len(res.Ops) == limit {
 			res.HasMore = true
 			break
 		}
-		var op Op
-		var id, us int64
-		if err := rows.Scan(&id, &us, &op.Body); err != nil {
-			return nil, fmt.Errorf("page: %w", err)
-		}
-		op.Seq, op.IngestedAt = opSeq(id), fromMicros(us)
-		res.Ops = append(res.Ops, op)
+		res.Ops = append(res.Ops, Op{Seq: opSeq(id.Int64), IngestedAt: fromMicros(us.Int64), Body: body})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("page: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("page %q: %w", q.Workspace, ErrNoWorkspace)
 	}
 	if n := len(res.Ops); n > 0 {
 		res.NextCursor = res.Ops[n-1].Seq

@@ -214,3 +214,20 @@ func TestCaptureQueriesUseTheirIndex(t *testing.T) {
 		}
 	}
 }
+
+// A page of the log reads the operations in order from the ops table's
+// key (or ops_by_kind), without sorting them.
+func TestPageQueriesUseTheirIndex(t *testing.T) {
+	s := pjOpen(t, false)
+	for _, c := range []struct {
+		q, want string
+		args    []any
+	}{
+		{pageSQL, "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", []any{1, 0, 0, 0, 10}},
+		{pageKindSQL, "USING INDEX ops_by_kind (kind=? AND id>? AND id<?)", []any{1, 0, 0, 0, 10, 1}},
+	} {
+		if plan := queryPlan(t, s, c.q, c.args...); !strings.Contains(plan, c.want) || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("%s: plan %q, want %s and no sort", c.q, plan, c.want)
+		}
+	}
+}

@@ -98,6 +98,12 @@ func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, 
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("project: %w", err)
 	}
+	return s.projectFrom(ctx, tx, ws, through, upto, have)
+}
+
+// projectFrom is projectThrough when tx read already that the projections
+// of ws went through seq through.
+func (s *Store) projectFrom(ctx context.Context, tx *sql.Tx, ws, through, upto int64, have map[int64]*protocol.Envelope) error {
 	if through >= upto {
 		return nil
 	}
@@ -145,8 +151,7 @@ func (s *Store) projectThrough(ctx context.Context, tx *sql.Tx, ws, upto int64, 
 			}
 		}
 	}
-	_, err = s.txExec(ctx, tx, upsThrough, ws, upto)
-	if err != nil {
+	if _, err := s.txExec(ctx, tx, upsThrough, ws, upto); err != nil {
 		return fmt.Errorf("project: %w", err)
 	}
 	return nil

@@ -1315,3 +1315,53 @@ func BenchmarkConflictingClaims10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(got)), "conflicts/op")
 }
+
+// A new intent retires the current ones of its actor on its replica, in
+// the same commit (status superseded, its patterns unindexed), and no
+// other: the actor's intents on another replica, other actors' intents.
+func TestIntentSupersedesOnlyItsReplicas(t *testing.T) {
+	ctx := context.Background()
+	s := pjOpen(t, false)
+	a1 := fixture.NewReplica(pjWS, "rep_a1", "ada@example.com")
+	a2 := fixture.NewReplica(pjWS, "rep_a2", "ada@example.com")
+	b := fixture.NewReplica(pjWS, "rep_b", "bob@example.com")
+	ingest := func(items ...Item) {
+		t.Helper()
+		res, err := s.IngestBatch(ctx, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	// Two of one replica in one batch: the second retires the first.
+	ingest(Item{Workspace: pjWS, Envelope: a1.Intent("int_a1_1", "src/game/**")}, Item{Workspace: pjWS, Envelope: a1.Intent("int_a1_2", "src/game/boss.gd")},
+		Item{Workspace: pjWS, Envelope: a2.Intent("int_a2_1", "src/game/**")}, Item{Workspace: pjWS, Envelope: b.Intent("int_b_1", "src/game/**")})
+	ingest(Item{Workspace: pjWS, Envelope: a1.Intent("int_a1_3", "docs/**")})
+	want := map[string]string{"int_a1_1": IntentSuperseded, "int_a1_2": IntentSuperseded, "int_a1_3": "active", "int_a2_1": "active", "int_b_1": "active"}
+	for id, st := range want {
+		e, err := s.Entity(ctx, pjWS, protocol.KindIntent, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != st {
+			t.Errorf("%s: status %q, want %q", id, e.Status, st)
+		}
+	}
+	// What bob sees overlapping src/game/boss.gd: ada's intent of rep_a2
+	// only (the retired ones are no longer indexed).
+	got, err := s.OverlappingIntents(ctx, pjWS, []string{"src/game/boss.gd"}, "bob@example.com", fixture.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "int_a2_1" {
+		t.Errorf("overlapping intents %+v, want int_a2_1 alone", got)
+	}
+	var n int
+	if err := s.r.QueryRow("SELECT count(*) FROM proj_claim_patterns WHERE id IN ('int_a1_1', 'int_a1_2')").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d patterns of retired intents left (%v)", n, err)
+	}
+}

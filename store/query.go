@@ -246,11 +246,21 @@ const selEntitiesByID = "SELECT " + entityCols + " FROM proj WHERE ws = ? AND ki
 
 // OverlappingIntents returns the intents current at `at`, of actors other
 // than skipActor, whose paths overlap patterns, by id. It reads them from
-// one snapshot: the overlap lookup and then the hits' entities in one query.
+// one snapshot: the overlap lookup and then the hits' entities in one query
+// (in a read transaction, when the lookup found some or takes several
+// statements).
 func (s *Store) OverlappingIntents(ctx context.Context, workspace string, patterns []string, skipActor string, at time.Time) ([]*Entity, error) {
 	ws, err := s.workspaceID(ctx, s.r, workspace)
 	if err != nil {
 		return nil, err
+	}
+	if prefixes, all := lookupPrefixes(patterns); all || len(prefixes) == 1 {
+		// The lookup is one statement, a snapshot of its own: when it
+		// finds none (the usual answer), no transaction is needed.
+		hits, err := overlapping(ctx, s.readQuery, ws, protocol.KindIntent, [2]string{"active", "active"}, patterns, skipActor, at)
+		if err != nil || len(hits) == 0 {
+			return nil, err
+		}
 	}
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

@@ -422,6 +422,9 @@ const MaxQueuesShown = 32
 // ClaimQueues fills in the Queue of the active claims among cs (the first
 // MaxQueuesShown of them): the claims waiting for each at `at`, in line.
 func (s *Store) ClaimQueues(ctx context.Context, workspace string, cs []Conflict, at time.Time) error {
+	if !slices.ContainsFunc(cs, func(c Conflict) bool { return !c.Queued() }) {
+		return nil // no active claim to fill in
+	}
 	ws, err := s.workspaceID(ctx, s.r, workspace)
 	if err != nil {
 		return err

@@ -77,6 +77,7 @@ type Coordinator struct {
 
 	mu         sync.Mutex
 	newsFrom   int64             // the log position the session's news starts after
+	own        []int64           // serverSequences of this session's writes after newsFrom, ascending (local mode)
 	notices    []string          // things the agent must be told once (resync, refusals)
 	newsAt     time.Time         // when the session's news was last told (claims' outcomes after it are news)
 	toldClaims map[string]string // what tool results said of this session's claims (see told)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,4 +379,77 @@ func (p *proxy) setDown(down bool) {
 		}
 		p.conns = nil
 	}
+}
+
+// TestNewsSkipsOwnWrites: the session's news does not read back the
+// session's own writes that follow its position, and tells what others
+// wrote between them, through the log's head.
+func TestNewsSkipsOwnWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ws.db")
+	ada := localCoord(t, path, "ada", time.Now, nil)
+	other := openStore(t, path)
+	zed := fixture.NewReplica("mygame", "rep_z", "zed")
+	publish := func() int64 {
+		t.Helper()
+		pub, err := ada.PublishIntent(ctx, "tune the boss", []string{"src/boss.gd"}, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pub.ServerSequence
+	}
+	others := func(id string) {
+		t.Helper()
+		res, err := other.IngestBatch(ctx, []store.Item{{Workspace: "mygame", Envelope: zed.Claim(id, false, "z/"+id+"/**")}})
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res[0].Err)
+		}
+	}
+	news := func(wantIDs ...string) {
+		t.Helper()
+		head, err := other.Head(ctx, "mygame")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ada.counts.decoded.Store(0)
+		n, err := ada.News(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, it := range n.Items {
+			ids = append(ids, it.ID)
+		}
+		if !slices.Equal(ids, wantIDs) || n.More != 0 || n.Through != head {
+			t.Fatalf("news %v (more %d, through %d), want %v through %d", ids, n.More, n.Through, wantIDs, head)
+		}
+		// Only what it shows is decoded: never the session's own writes.
+		if d := ada.counts.decoded.Load(); d != int64(len(wantIDs)) {
+			t.Errorf("decoded %d envelopes, want %d", d, len(wantIDs))
+		}
+		ada.mu.Lock()
+		defer ada.mu.Unlock()
+		if len(ada.own) != 0 {
+			t.Errorf("own writes still remembered after the news: %v", ada.own)
+		}
+	}
+	publish()
+	publish()
+	news()
+	publish()
+	others("clm_z1")
+	publish()
+	news("clm_z1")
+	others("clm_z2")
+	publish()
+	others("clm_z3")
+	news("clm_z2", "clm_z3")
+	// Another session of the same actor and replica: its writes are news.
+	ada2 := localCoord(t, path, "ada", time.Now, func(c *Config) { c.Session = "ses_ada2" })
+	pub, err := ada2.PublishIntent(ctx, "menus", []string{"src/menu.gd"}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish()
+	news(pub.Envelope.ID)
 }

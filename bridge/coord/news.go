@@ -91,7 +91,16 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 	// What became of this actor's claims that waited, first: no log
 	// event may say it (a grant when a lease ran out).
 	outcomes := c.outcomes(ctx, me, from, since, now)
-	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: newsScan})
+	scan := newsScan
+	if !me.caller {
+		// This session's own writes right after from are never news:
+		// they need not be read back and decoded to be left out (the
+		// page still ends where it would have).
+		own := c.ownFrom(from)
+		scan -= int(min(own-from, newsScan-1))
+		from = own
+	}
+	page, err := st.Page(ctx, store.PageQuery{Workspace: ws, After: from, Limit: scan})
 	if err != nil {
 		return n, err
 	}
@@ -173,6 +182,8 @@ func (c *Coordinator) News(ctx context.Context) (*News, error) {
 		c.mu.Lock()
 		if n.Through > c.newsFrom {
 			c.newsFrom = n.Through
+			i, _ := slices.BinarySearch(c.own, c.newsFrom+1)
+			c.own = slices.Delete(c.own, 0, i)
 		}
 		if now.After(c.newsAt) {
 			c.newsAt = now

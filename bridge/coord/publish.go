@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/ids"
@@ -87,5 +88,41 @@ func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p proto
 	case res.Err != nil:
 		return nil, fmt.Errorf("publish: %w", res.Err)
 	}
+	if res.Logged != nil {
+		c.loggedOwn(res.Receipt.ServerSequence)
+	}
 	return &Published{Envelope: env, Acknowledged: true, ServerSequence: res.Receipt.ServerSequence, IngestedAt: res.Receipt.IngestedAt}, nil
+}
+
+// maxOwn bounds how many of its own writes a session remembers for its
+// news (see ownFrom): past that, the oldest are read as any others.
+const maxOwn = 64
+
+// loggedOwn records that this session's write is in the log at seq (local
+// mode): the session's news need not read it back (it is never news).
+func (c *Coordinator) loggedOwn(seq int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if seq <= c.newsFrom {
+		return
+	}
+	if i, found := slices.BinarySearch(c.own, seq); !found {
+		c.own = slices.Insert(c.own, i, seq)
+	}
+	if len(c.own) > maxOwn {
+		c.own = slices.Delete(c.own, 0, len(c.own)-maxOwn)
+	}
+}
+
+// ownFrom returns from advanced over this session's own writes that
+// follow it in the log (from+1, from+2, ... while they are its own): the
+// news starts after them, as it would skip them.
+func (c *Coordinator) ownFrom(from int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i, _ := slices.BinarySearch(c.own, from+1)
+	for ; i < len(c.own) && c.own[i] == from+1; i++ {
+		from++
+	}
+	return from
 }

@@ -48,13 +48,9 @@ func PublishIntent(c intentPublisher) tools.Tool {
 			// Others' overlaps do not depend on this write: read them meanwhile.
 			var ov *bc.Conflicts
 			var ovErr error
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				ov, ovErr = c.CheckConflicts(ctx, in.Paths)
-			}()
+			wait := bc.Beside(func() { ov, ovErr = c.CheckConflicts(ctx, in.Paths) })
 			pub, err := c.PublishIntent(ctx, in.Summary, in.Paths, in.TaskID, minutes(in.TTLMinutes))
-			<-done
+			wait()
 			if err != nil {
 				return nil, err
 			}
