@@ -138,9 +138,9 @@ func TestServiceDashboard(t *testing.T) {
 	view(t, b, "6", "feed")
 	wantText(t, mainText(b), "claim.created", "handoff.responded", "transaction.created", "HUD: move the score panel")
 	// The feed's kind filter hides what is unticked.
-	b.Must(chromedp.Click(chromedp.CSS("#kind-claim")))
+	b.Click("#kind-claim")
 	b.WaitTrue(wait, `![...document.querySelectorAll('#main td')].some((td) => td.innerText === 'claim.created')`)
-	b.Must(chromedp.Click(chromedp.CSS("#kind-claim")))
+	b.Click("#kind-claim")
 	b.Screenshot(shots, "feed")
 
 	// Live: a claim ingested now appears without a reload; its release

@@ -333,7 +333,7 @@ func TestLocalDashboard(t *testing.T) {
 	// Captures: the list, the timeline, the frames, the video.
 	view(t, b, "7", "captures")
 	b.WaitTrue(wait, `document.querySelector('button[data-op="op_jump1"]') !== null`)
-	b.Must(chromedp.Click(chromedp.CSS(`button[data-op="op_jump1"]`)))
+	b.Click(`button[data-op="op_jump1"]`)
 	b.WaitTrue(wait, `document.querySelectorAll('tr[data-event-seq]').length === 5`)
 	wantText(t, mainText(b), "jump_height", "PLAYER_JUMP", "<img src=x onerror=window.pwned=1>", `{"height":1}`)
 	b.WaitTrue(wait, `[...document.querySelectorAll('.frames img')].filter((i) => i.complete && i.naturalWidth === 160).length === 3`)

@@ -129,6 +129,25 @@ func (b *Browser) Must(steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// Click clicks what sel matches as a user would (trusted input at its
+// middle), within 60 s, and fails the test on an error. A page that
+// renders again can replace the element between the query and the click
+// (the click then fails with "Could not find node with given id"): a
+// user's click lands on the new one, so the query is made again.
+func (b *Browser) Click(sel string) {
+	b.t.Helper()
+	var err error
+	for range 5 {
+		err = b.Do(60*time.Second, chromedp.Click(chromedp.CSS(sel)))
+		if err == nil || !strings.Contains(err.Error(), "Could not find node") {
+			break
+		}
+	}
+	if err != nil {
+		b.t.Fatalf("browser: click %s: %v\nconsole:\n%s", sel, err, b.ConsoleText())
+	}
+}
+
 // Eval evaluates a JavaScript expression and returns its value (with
 // chromedp.EvalAwaitPromise, a promise's).
 func Eval[T any](b *Browser, expr string, opts ...chromedp.EvaluateOption) T {
