@@ -503,18 +503,9 @@ const maxConsoleLine = 4 << 10
 func (b *BrowserLauncher) event(ev any, died func(string)) {
 	switch e := ev.(type) {
 	case *runtime.EventConsoleAPICalled:
-		parts := make([]string, 0, len(e.Args))
-		for _, a := range e.Args {
-			parts = append(parts, remoteText(a))
-		}
-		b.logf("[console.%s] %s", e.Type, capLine(strings.Join(parts, " ")))
+		b.logf("%s", consoleLine(e))
 	case *runtime.EventExceptionThrown:
-		d := e.ExceptionDetails
-		text := d.Text
-		if d.Exception != nil && d.Exception.Description != "" {
-			text += " " + d.Exception.Description
-		}
-		b.logf("[uncaught] %s (%s:%d)", capLine(text), noFragment(d.URL), d.LineNumber+1)
+		b.logf("%s", uncaughtLine(e))
 	case *cdplog.EventEntryAdded:
 		// Errors only: the warnings are Chromium's (software WebGL and
 		// the like), not the game's.
@@ -677,4 +668,23 @@ func (w slogWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// consoleLine is the browser log's line for a console message.
+func consoleLine(e *runtime.EventConsoleAPICalled) string {
+	parts := make([]string, 0, len(e.Args))
+	for _, a := range e.Args {
+		parts = append(parts, remoteText(a))
+	}
+	return fmt.Sprintf("[console.%s] %s", e.Type, capLine(strings.Join(parts, " ")))
+}
+
+// uncaughtLine is the browser log's line for an uncaught exception.
+func uncaughtLine(e *runtime.EventExceptionThrown) string {
+	d := e.ExceptionDetails
+	text := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		text += " " + d.Exception.Description
+	}
+	return fmt.Sprintf("[uncaught] %s (%s:%d)", capLine(text), noFragment(d.URL), d.LineNumber+1)
 }

@@ -198,18 +198,9 @@ func (t *pageTab) event(ev any) {
 	case *page.EventWindowOpen:
 		t.setFault(CodePagePopup, "the page opened a window at "+noFragment(e.URL))
 	case *runtime.EventConsoleAPICalled:
-		parts := make([]string, 0, len(e.Args))
-		for _, a := range e.Args {
-			parts = append(parts, remoteText(a))
-		}
-		t.logf("[console.%s] %s", e.Type, capLine(strings.Join(parts, " ")))
+		t.logf("%s", consoleLine(e))
 	case *runtime.EventExceptionThrown:
-		d := e.ExceptionDetails
-		text := d.Text
-		if d.Exception != nil && d.Exception.Description != "" {
-			text += " " + d.Exception.Description
-		}
-		t.logf("[uncaught] %s (%s:%d)", capLine(text), noFragment(d.URL), d.LineNumber+1)
+		t.logf("%s", uncaughtLine(e))
 	case *inspector.EventTargetCrashed:
 		t.setFault(CodePageCrashed, "the page crashed")
 	case *inspector.EventDetached:

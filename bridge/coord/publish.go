@@ -78,15 +78,8 @@ func (c *Coordinator) Publish(ctx context.Context, t protocol.EventType, p proto
 		return c.publishToService(ctx, env)
 	}
 	res, err := c.local.IngestItem(ctx, store.Item{Workspace: c.cfg.Workspace, Envelope: env, NextSequence: true})
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	var rule *store.RuleError
-	switch {
-	case errors.As(res.Err, &rule):
-		return nil, &RefusedError{Code: rule.Code, Message: rule.Message}
-	case res.Err != nil:
-		return nil, fmt.Errorf("publish: %w", res.Err)
+	if err := ingestErr(res, err); err != nil {
+		return nil, err
 	}
 	if res.Logged != nil {
 		c.loggedOwn(res.Receipt.ServerSequence)
@@ -125,4 +118,21 @@ func (c *Coordinator) ownFrom(from int64) int64 {
 		from++
 	}
 	return from
+}
+
+// ingestErr is the error of an ingest (the local store's or the
+// service's): a rule the envelope broke as a RefusedError, anything else
+// as a failed publish.
+func ingestErr(res store.Result, err error) error {
+	if err == nil {
+		err = res.Err
+	}
+	var rule *store.RuleError
+	switch {
+	case errors.As(err, &rule):
+		return &RefusedError{Code: rule.Code, Message: rule.Message}
+	case err != nil:
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
 }

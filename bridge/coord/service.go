@@ -104,15 +104,8 @@ func (c *Coordinator) syncThrough(ctx context.Context, seq int64) error {
 // comes back as the original.
 func (c *Coordinator) publishToService(ctx context.Context, env *protocol.Envelope) (*Published, error) {
 	res, err := c.svc.IngestItem(ctx, store.Item{Workspace: c.cfg.Workspace, Envelope: env, NextSequence: true, Key: nextKey(ctx)})
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	var rule *store.RuleError
-	switch {
-	case errors.As(res.Err, &rule):
-		return nil, &RefusedError{Code: rule.Code, Message: rule.Message}
-	case res.Err != nil:
-		return nil, fmt.Errorf("publish: %w", res.Err)
+	if err := ingestErr(res, err); err != nil {
+		return nil, err
 	}
 	rc := res.Receipt
 	if err := c.syncThrough(ctx, rc.ServerSequence); err != nil {
