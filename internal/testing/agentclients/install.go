@@ -1,13 +1,12 @@
 package agentclients
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // lockFile is the pinned clients' package-lock.json, relative to this
@@ -18,22 +17,7 @@ const lockFile = "npm/package-lock.json"
 // npm/package-lock.json: one folder per version of the lock file under
 // CROSSCODE_CACHE (default ~/.cache/crosscode), so a change of the pins
 // installs anew and an unchanged one is reused.
-func InstallDir() (string, error) {
-	b, err := os.ReadFile(lockFile)
-	if err != nil {
-		return "", fmt.Errorf("read the clients' lock file: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	cache := os.Getenv("CROSSCODE_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "crosscode")
-	}
-	return filepath.Join(cache, "agent-clients", hex.EncodeToString(sum[:6])), nil
-}
+func InstallDir() (string, error) { return sysdeps.PinnedDir("agent-clients", lockFile) }
 
 // NodeModules is the installed clients' node_modules; a test fails (never
 // skips) when they are not installed: scripts/deps installs them.

@@ -7,9 +7,7 @@ package mcpsdk
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -66,20 +64,7 @@ type Report struct {
 // InstallDir is where scripts/mcp-sdk installs the pinned SDK.
 func InstallDir() (string, error) {
 	_, file, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "npm", "package-lock.json"))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	cache := os.Getenv("CROSSCODE_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "crosscode")
-	}
-	return filepath.Join(cache, "mcp-sdk", hex.EncodeToString(sum[:6])), nil
+	return sysdeps.PinnedDir("mcp-sdk", filepath.Join(filepath.Dir(file), "npm", "package-lock.json"))
 }
 
 // Run runs a job with the SDK and returns its report; the test fails

@@ -8,7 +8,12 @@
 package sysdeps
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -35,4 +40,25 @@ func SkipUnderWine(t testing.TB, why string) {
 	if UnderWine() {
 		t.Skip(WineSkipPrefix + why)
 	}
+}
+
+// PinnedDir is where a scripts/ installer (agent-clients, mcp-sdk) puts
+// the npm packages the lock file pins: one folder per version of the lock
+// under CROSSCODE_CACHE (default ~/.cache/crosscode)/kind, so a change of
+// the pins installs anew and an unchanged one is reused.
+func PinnedDir(kind, lock string) (string, error) {
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		return "", fmt.Errorf("read the lock file of %s: %w", kind, err)
+	}
+	sum := sha256.Sum256(b)
+	cache := os.Getenv("CROSSCODE_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		cache = filepath.Join(home, ".cache", "crosscode")
+	}
+	return filepath.Join(cache, kind, hex.EncodeToString(sum[:6])), nil
 }
