@@ -23,6 +23,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/internal/ids"
@@ -95,6 +96,9 @@ type Server struct {
 	handlers map[string]server.ToolHandlerFunc
 	started  bool
 	client   string
+	// hookLn answers the hooks of the agents on this database (nil: it
+	// could not listen).
+	hookLn *hooks.Listener
 }
 
 // New resolves the identity and workspace, opens the local database,
@@ -136,15 +140,15 @@ func assemble(cfg Config) (*Server, error) {
 		return nil, errors.New("--service needs --token (create one with: crosscode-mcp token create --workspace W)")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider), ready: make(chan struct{})}
-	hooks := &server.Hooks{}
-	hooks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
+	hks := &server.Hooks{}
+	hks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
 		s.initialized(ctx, req.Params.ClientInfo.Name)
 	})
 	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithHooks(hooks),
+		server.WithHooks(hks),
 		server.WithToolHandlerMiddleware(s.awaitStart),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 		server.WithToolHandlerMiddleware(fitResult),
@@ -200,6 +204,7 @@ func (s *Server) start(ctx context.Context) (err error) {
 			s.Capture.Close()
 		}
 		if err == nil {
+			s.hookLn.Close()
 			s.Coord.Close(ctx)
 			s.Store.Close()
 			err = cerr
@@ -257,6 +262,12 @@ func (s *Server) startCoord(ctx context.Context, repo *gitx.Repo, workspace, dat
 		s.Coord.Close(ctx)
 		s.Store.Close()
 		return err
+	}
+	// The agents' hooks on this database ask this server rather than
+	// open it themselves (bridge/hooks, served.go); without the socket
+	// they still work, slower.
+	if s.hookLn, err = hooks.Listen(dbPath, s.Store, cfg.Logger); err != nil {
+		cfg.Logger.Debug("hooks: not serving them", "err", err)
 	}
 	cfg.Logger.Info("crosscode-mcp", "workspace", workspace, "mode", s.Coord.Mode(), "actor", actor, "replica", replica, "data", dbPath)
 	return nil
@@ -434,7 +445,7 @@ func (s *Server) Close() error {
 	if s.Capture != nil {
 		cerr = s.Capture.Close()
 	}
-	return errors.Join(cerr, s.Coord.Close(ctx), s.Store.Close())
+	return errors.Join(cerr, s.hookLn.Close(), s.Coord.Close(ctx), s.Store.Close())
 }
 
 // Run serves MCP on stdin/stdout until ctx ends or stdin closes. It

@@ -54,6 +54,12 @@ type Config struct {
 	Getenv func(string) string
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Dir is the hook process's working directory. Default os.Getwd.
+	Dir string
+
+	// shared, in a run a server serves, is the server's listener: its
+	// store answers for its database.
+	shared *Listener
 }
 
 // MaxInput bounds the hook input read from stdin.
@@ -68,6 +74,8 @@ type answer struct {
 	out    any
 	msg    string
 	failed bool
+	// via says what answered, for TraceEnv.
+	via string
 }
 
 // Run runs one hook: it reads the client's input from stdin and answers
@@ -91,6 +99,9 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Dir == "" {
+		cfg.Dir, _ = os.Getwd()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -120,6 +131,9 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	}
 	if a.msg != "" {
 		fmt.Fprintln(stderr, "crosscode-mcp hook:", a.msg)
+	}
+	if cfg.Getenv(TraceEnv) == "1" && a.via != "" {
+		fmt.Fprintln(stderr, "crosscode-mcp hook: answered by", a.via)
 	}
 	if a.out != nil {
 		b, err := json.Marshal(a.out)
@@ -157,11 +171,18 @@ func run(ctx context.Context, cfg Config, stdin io.Reader) answer {
 			return answer{} // a tool that edits no file
 		}
 	}
-	s, a := open(ctx, cfg, &in)
+	s, a := open(ctx, cfg, &in, raw)
 	if s == nil {
 		return a
 	}
 	defer s.close()
+	a = s.answer(ctx, cfg, kind, paths)
+	a.via = s.via
+	return a
+}
+
+// answer runs the event's work in an open session.
+func (s *session) answer(ctx context.Context, cfg Config, kind kind, paths []string) answer {
 	if kind == kindEdit {
 		return s.checkEdit(ctx, cfg, paths)
 	}
@@ -183,22 +204,29 @@ type session struct {
 	repo                *gitx.Repo
 	cwd                 string
 	st                  *store.Store
+	own                 bool   // st is the run's, to close
+	via                 string // for TraceEnv
 	workspace, data, db string
 	actor, replica, ref string
 	provider            protocol.Provider
 }
 
-func (s *session) close() { s.st.Close() }
+func (s *session) close() {
+	if s.own {
+		s.st.Close()
+	}
+}
 
 // open finds the repository, the local database and the agent's identity.
-// A nil session comes with the answer to give instead.
-func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
+// A nil session comes with the answer to give instead: the whole run's
+// when the agent's MCP server ran it (askServer).
+func open(ctx context.Context, cfg Config, in *Input, raw []byte) (*session, answer) {
 	s := &session{cwd: cfg.Repo, provider: identity.ProviderFromClient(cfg.Client)}
 	if s.cwd == "" {
 		s.cwd = in.Cwd
 	}
 	if s.cwd == "" {
-		s.cwd, _ = os.Getwd()
+		s.cwd = cfg.Dir
 	}
 	var err error
 	if s.repo, err = findRepo(ctx, s.cwd, cfg.Getenv); err != nil {
@@ -208,14 +236,31 @@ func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
 		return nil, answer{failed: true, msg: err.Error()}
 	}
 	s.db = identity.DatabasePath(s.data, cfg.Service, s.workspace)
-	if _, err := os.Stat(s.db); err != nil {
+	fi, err := os.Stat(s.db)
+	if err != nil {
 		return nil, answer{failed: true, msg: fmt.Sprintf("no coordination state at %s (has a crosscode-mcp server run in this repository with these flags?)", s.db)}
 	}
-	if s.st, err = store.Open(ctx, s.db, &store.Options{Projections: true, Lazy: true, Readers: 1, BusyTimeout: cfg.Timeout}); err != nil {
-		return nil, answer{failed: true, msg: "open " + s.db + ": " + err.Error()}
+	via := "the database"
+	if cfg.shared != nil {
+		s.st = cfg.shared.storeFor(s.db)
+		via = ""
+	} else {
+		a, pid, why, ok := askServer(ctx, cfg, s.db, fi, raw)
+		if ok {
+			a.via = fmt.Sprintf("the MCP server (pid %d)", pid)
+			return nil, a
+		}
+		via += " (" + why + ")"
 	}
+	if s.st == nil {
+		if s.st, err = store.Open(ctx, s.db, &store.Options{Projections: true, Lazy: true, Readers: 1, BusyTimeout: cfg.Timeout}); err != nil {
+			return nil, answer{failed: true, msg: "open " + s.db + ": " + err.Error(), via: via}
+		}
+		s.own = true
+	}
+	s.via = via
 	if _, err := s.st.Workspace(ctx, s.workspace); err != nil {
-		s.st.Close()
+		s.close()
 		if errors.Is(err, store.ErrNoWorkspace) {
 			return nil, answer{} // nobody coordinates in this workspace yet
 		}
@@ -223,7 +268,7 @@ func open(ctx context.Context, cfg Config, in *Input) (*session, answer) {
 	}
 	s.ref = sessionRef(in.SessionID)
 	if s.replica, err = identity.LoadReplica(s.repo, s.data); err != nil {
-		s.st.Close()
+		s.close()
 		return nil, answer{failed: true, msg: err.Error()}
 	}
 	s.actor = s.resolveActor(ctx, cfg)
