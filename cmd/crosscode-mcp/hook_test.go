@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -552,5 +553,71 @@ func TestDoctorPackages(t *testing.T) {
 	checks = cli("doctor", "--repo", repo, "--json")
 	if c := checks["package claude-code"]; c.Status != "ok" || !strings.Contains(c.Detail, "hooks wired by hand for claude-code run instead") {
 		t.Errorf("beside hand-wired hooks: %+v", c)
+	}
+}
+
+// TestHookServedByServer: with ada's MCP server running on the
+// repository's database, bo's hooks (in another worktree, with another
+// actor) are answered by that server, real processes both: the same
+// denial as from the database, a claim the policy takes for bo that
+// stops ada's edit; after kill -9 of the server, its socket is passed
+// over and removed and the hook answers from the database.
+func TestHookServedByServer(t *testing.T) {
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	wt := addWorktree(t, repo, "bo")
+	rt, err := os.MkdirTemp("", "cchk") // short: a socket's path is at most 104 bytes on macOS
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
+	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: same})
+	if c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"}); c["status"] != "granted" {
+		t.Fatalf("claim: %v", c)
+	}
+	bo := append([]string{"CROSSCODE_ACTOR=bo@example.com"}, same...)
+	served := fmt.Sprintf("answered by the MCP server (pid %d)", ada.cmd.Process.Pid)
+	if runtime.GOOS == "windows" {
+		served = "answered by the database (hooks are served by the MCP server on unix systems only)"
+	}
+	held := editInput("bo-session", wt, "Edit", filepath.Join(wt, "src", "game", "boss.gd"))
+	r := runHookCLI(t, wt, bo, held, "claude-code", "PreToolUse")
+	if !strings.Contains(denial(r), "ada@example.com") || !strings.Contains(r.stderr, served) {
+		t.Fatalf("bo's edit of ada's file: want a denial %s: %q %q", served, r.stdout, r.stderr)
+	}
+	off := runHookCLI(t, wt, append(bo, hooks.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
+	if off.stdout != r.stdout || !strings.Contains(off.stderr, "answered by the database") {
+		t.Errorf("from the database: %q %q, served: %q", off.stdout, off.stderr, r.stdout)
+	}
+	// Another environment (a HOME of its own, as the other tests' hooks
+	// have): the database answers, the same.
+	other := runHookCLI(t, wt, []string{"CROSSCODE_ACTOR=bo@example.com", "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}, held, "claude-code", "PreToolUse")
+	if other.stdout != r.stdout || !strings.Contains(other.stderr, "answered by the database") {
+		t.Errorf("another HOME: %q %q", other.stdout, other.stderr)
+	}
+	// The policy claim, served: bo's edit of a free file claims it for
+	// bo, and ada's edit of it is then denied.
+	free := editInput("bo-session", wt, "Write", filepath.Join(wt, "docs", "free.md"))
+	r = runHookCLI(t, wt, bo, free, "--policy", "claim", "claude-code", "PreToolUse")
+	if note := hookContext(r); !strings.Contains(note, "claimed docs/free.md for you") || !strings.Contains(r.stderr, served) {
+		t.Errorf("policy claim: %q %q", r.stdout, r.stderr)
+	}
+	r = runHookCLI(t, repo, append([]string{"CROSSCODE_ACTOR=ada@example.com"}, same...), editInput("ada-session", repo, "Edit", filepath.Join(repo, "docs", "free.md")), "claude-code", "PreToolUse")
+	if !strings.Contains(denial(r), "bo@example.com") {
+		t.Errorf("ada's edit of the file bo's hook claimed: %q %q", r.stdout, r.stderr)
+	}
+
+	ada.kill9()
+	r = runHookCLI(t, wt, bo, held, "claude-code", "PreToolUse")
+	if r.stdout != off.stdout || !strings.Contains(r.stderr, "answered by the database") {
+		t.Errorf("after kill -9 of the server: %q %q", r.stdout, r.stderr)
+	}
+	socks, _ := filepath.Glob(filepath.Join(rt, "crosscode-mcp", "*", "*.sock"))
+	if len(socks) != 0 {
+		t.Errorf("the killed server's socket is still there: %v", socks)
 	}
 }
