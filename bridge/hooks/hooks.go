@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/internal/sanitize"
@@ -63,7 +64,7 @@ type Config struct {
 }
 
 // MaxInput bounds the hook input read from stdin.
-const MaxInput = 1 << 20
+const MaxInput = wire.MaxInput
 
 // DefaultTimeout is Config.Timeout's default.
 const DefaultTimeout = 2 * time.Second
@@ -76,6 +77,8 @@ type answer struct {
 	failed bool
 	// via says what answered, for TraceEnv.
 	via string
+	// served is the reply of the server that ran the hook.
+	served *wire.Reply
 }
 
 // Run runs one hook: it reads the client's input from stdin and answers
@@ -105,6 +108,15 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
+	out, msg := finish(cfg, bounded(ctx, cfg, stdin))
+	io.WriteString(stderr, msg)
+	stdout.Write(out)
+	return nil
+}
+
+// bounded runs the hook within ctx's deadline: what is not done by then
+// is answered as failed.
+func bounded(ctx context.Context, cfg Config, stdin io.Reader) answer {
 	done := make(chan answer, 1)
 	go func() {
 		defer func() {
@@ -114,35 +126,46 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 		}()
 		done <- run(ctx, cfg, stdin)
 	}()
-	var a answer
 	select {
-	case a = <-done:
+	case a := <-done:
+		return a
 	case <-ctx.Done():
-		a = answer{failed: true, msg: fmt.Sprintf("no answer within %s (a busy or locked database?)", cfg.Timeout)}
+		return answer{failed: true, msg: fmt.Sprintf("no answer within %s (a busy or locked database?)", cfg.Timeout)}
 	}
-	kind := eventKind(cfg.Client, cfg.Event)
-	if a.failed {
-		if cfg.Strict && kind == kindEdit {
-			a.out = denyAnswer(cfg.Client, cfg.Event, "crosscode-mcp could not check this edit against other agents' claims ("+a.msg+"), and its hook runs with --strict, so the edit is stopped. Fix the cause or ask the user.")
-			a.msg = "denied: could not check claims: " + a.msg
-		} else if kind == kindEdit {
-			a.msg = "allowed without a check: " + a.msg
+}
+
+// finish is what the hook prints for a: its stdout (the client's hook
+// format) and its stderr. A served answer is printed as the server
+// finished it.
+func finish(cfg Config, a answer) (stdout []byte, stderr string) {
+	if a.served != nil {
+		stdout, stderr = []byte(a.served.Stdout), a.served.Stderr
+	} else {
+		kind := eventKind(cfg.Client, cfg.Event)
+		if a.failed {
+			if cfg.Strict && kind == kindEdit {
+				a.out = denyAnswer(cfg.Client, cfg.Event, "crosscode-mcp could not check this edit against other agents' claims ("+a.msg+"), and its hook runs with --strict, so the edit is stopped. Fix the cause or ask the user.")
+				a.msg = "denied: could not check claims: " + a.msg
+			} else if kind == kindEdit {
+				a.msg = "allowed without a check: " + a.msg
+			}
 		}
-	}
-	if a.msg != "" {
-		fmt.Fprintln(stderr, "crosscode-mcp hook:", a.msg)
+		if a.msg != "" {
+			stderr = "crosscode-mcp hook: " + a.msg + "\n"
+		}
+		if a.out != nil {
+			b, err := json.Marshal(a.out)
+			if err != nil {
+				stderr += "crosscode-mcp hook: " + err.Error() + "\n"
+			} else {
+				stdout = append(b, '\n')
+			}
+		}
 	}
 	if cfg.Getenv(TraceEnv) == "1" && a.via != "" {
-		fmt.Fprintln(stderr, "crosscode-mcp hook: answered by", a.via)
+		stderr += "crosscode-mcp hook: answered by " + a.via + "\n"
 	}
-	if a.out != nil {
-		b, err := json.Marshal(a.out)
-		if err != nil {
-			return err
-		}
-		stdout.Write(append(b, '\n'))
-	}
-	return nil
+	return stdout, stderr
 }
 
 // run does the work of one hook run.
@@ -245,10 +268,9 @@ func open(ctx context.Context, cfg Config, in *Input, raw []byte) (*session, ans
 		s.st = cfg.shared.storeFor(s.db)
 		via = ""
 	} else {
-		a, pid, why, ok := askServer(ctx, cfg, s.db, fi, raw)
-		if ok {
-			a.via = fmt.Sprintf("the MCP server (pid %d)", pid)
-			return nil, a
+		a, why := askServer(ctx, cfg, s.db, fi, raw)
+		if a != nil {
+			return nil, *a
 		}
 		via += " (" + why + ")"
 	}

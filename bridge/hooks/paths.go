@@ -10,71 +10,37 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 )
 
 // errOutside is a path in none of the repository's worktrees.
 var errOutside = errors.New("outside the repository")
 
-// findRepo finds the git repository around dir by reading the files git
-// keeps (.git, its gitdir and commondir files), as git rev-parse would
-// and without starting git: a hook runs before every edit. When git's
-// environment points elsewhere (GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE)
-// it asks git. gitx.ErrNotRepo when dir is in no work tree.
+// findRepo finds the git repository around dir from the files git keeps
+// (wire.Discover), without starting git: a hook runs before every edit.
+// When git's environment points elsewhere (GIT_DIR, GIT_COMMON_DIR,
+// GIT_WORK_TREE), or the files do not say, it asks git.
+// gitx.ErrNotRepo when dir is in no work tree.
 func findRepo(ctx context.Context, dir string, getenv func(string) string) (*gitx.Repo, error) {
-	if getenv("GIT_DIR") != "" || getenv("GIT_COMMON_DIR") != "" || getenv("GIT_WORK_TREE") != "" {
+	if gitEnv(getenv) {
 		return gitx.Open(ctx, dir)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
+	r, err := wire.Discover(dir)
+	switch {
+	case errors.Is(err, wire.ErrAskGit):
+		return gitx.Open(ctx, dir)
+	case errors.Is(err, wire.ErrNotRepo):
+		return nil, fmt.Errorf("%w: %s", gitx.ErrNotRepo, r.Dir)
+	case err != nil:
 		return nil, err
 	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	for d := abs; ; {
-		dotgit := filepath.Join(d, ".git")
-		fi, err := os.Stat(dotgit)
-		if err == nil {
-			gitDir := dotgit
-			if !fi.IsDir() {
-				if gitDir, err = readGitFile(dotgit); err != nil {
-					return gitx.Open(ctx, dir) // something git knows better
-				}
-			}
-			common := gitDir
-			if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-				c := strings.TrimSpace(string(b))
-				if !filepath.IsAbs(c) {
-					c = filepath.Join(gitDir, c)
-				}
-				common = filepath.Clean(c)
-			}
-			return &gitx.Repo{Dir: abs, Top: d, GitDir: gitDir, CommonDir: common, IsWorktree: gitDir != common}, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return nil, fmt.Errorf("%w: %s", gitx.ErrNotRepo, abs)
-		}
-		d = parent
-	}
+	return &gitx.Repo{Dir: r.Dir, Top: r.Top, GitDir: r.GitDir, CommonDir: r.CommonDir, IsWorktree: r.GitDir != r.CommonDir}, nil
 }
 
-// readGitFile reads a .git file ("gitdir: PATH", PATH relative to the
-// file's directory).
-func readGitFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return "", fmt.Errorf("%s: not a gitdir file", path)
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(path), dir)
-	}
-	return filepath.Clean(dir), nil
+// gitEnv: git's environment points to a repository of its own.
+func gitEnv(getenv func(string) string) bool {
+	return getenv("GIT_DIR") != "" || getenv("GIT_COMMON_DIR") != "" || getenv("GIT_WORK_TREE") != ""
 }
 
 // worktrees lists the top directories of every worktree of repo's clone:

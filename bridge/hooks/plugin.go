@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,7 @@ const PluginName = "crosscode"
 
 // ViaEnv is set to "plugin" by the packages' launcher: the run is the
 // package's hook, not one that `hooks install` wrote.
-const ViaEnv = "CROSSCODE_HOOK_VIA"
+const ViaEnv = wire.ViaEnv
 
 // BinaryRecord is where the MCP server records the path of its binary:
 // <user cache dir>/crosscode-mcp/binary (the launcher reads the same

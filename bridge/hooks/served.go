@@ -1,6 +1,7 @@
 package hooks
 
-// The agent's MCP server answers its hooks.
+// The agent's MCP server answers its hooks (the exchange and where the
+// sockets are: package wire).
 //
 // A hook is a new process before every edit, and opening the database
 // was most of its own work: SQLite reads the whole schema on a new
@@ -8,15 +9,9 @@ package hooks
 // server (a stdio crosscode-mcp on the same database) has it open, with
 // its statements compiled. So the server listens on a unix socket of its
 // own, and a hook that finds one asks it to run the hook (the same code,
-// on the hook's input, directory, flags and environment) and prints its
-// answer; with no server, or one that cannot answer, the hook opens the
-// database itself, as before.
-//
-// Where: one directory per user, private to them (checked before every
-// use, as tmux and ssh-agent do), one folder in it per database (a
-// digest of the file's device and inode, so two spellings of a path
-// meet), one socket per server process in it. A socket left by a killed
-// server refuses connections; the hook removes it and tries the next.
+// on the hook's input, directory, flags and environment) and prints what
+// it answers; with no server, or one that cannot answer, the hook opens
+// the database itself, as before.
 
 import (
 	"context"
@@ -29,12 +24,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -42,162 +37,34 @@ import (
 // the database itself. TraceEnv, set to 1, makes a hook say on stderr
 // what answered it.
 const (
-	ServerEnv = "CROSSCODE_HOOK_SERVER"
-	TraceEnv  = "CROSSCODE_HOOK_TRACE"
+	ServerEnv = wire.ServerEnv
+	TraceEnv  = wire.TraceEnv
 )
 
-// forwardedEnv is every variable a hook run reads through Config.Getenv:
-// a served run reads the hook process's values of these, and nothing
-// else (TestForwardedEnv keeps the list complete).
-var forwardedEnv = []string{ViaEnv, "GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE", "CLAUDECODE", "PLUGIN_ROOT",
-	"HOME", "USERPROFILE", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"}
+// maxServing bounds the runs a server serves at once; more wait.
+const maxServing = 16
 
-// sameEnv are the variables that the parts of a run which start git or
-// ask the system (the actor from git's user.email, the repository when
-// git's variables point elsewhere) read from the process itself: a
-// server serves a hook only when its values are the hook's.
-var sameEnv = []string{"HOME", "USER", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
-	"GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE"}
-
-// Limits of the exchange: a request holds the hook's input; an answer is
-// the client's hook format (a denial, or the agent's news).
-const (
-	maxRequest = MaxInput*2 + 64<<10 // the input travels as a JSON string
-	maxAnswer  = 4 << 20
-	// maxServing bounds the runs a server serves at once; more wait.
-	maxServing = 16
-	// dialTimeout bounds a connection to a server's socket: a live one
-	// accepts at once, a dead one refuses at once.
-	dialTimeout = 250 * time.Millisecond
-)
-
-// request is what a hook sends a server: one run.
-type request struct {
-	V         int               `json:"v"`
-	Client    string            `json:"client"`
-	Event     string            `json:"event"`
-	Repo      string            `json:"repo,omitempty"`
-	Data      string            `json:"data,omitempty"`
-	Workspace string            `json:"workspace,omitempty"`
-	Actor     string            `json:"actor,omitempty"`
-	Service   string            `json:"service,omitempty"`
-	Policy    string            `json:"policy,omitempty"`
-	Dir       string            `json:"dir"`
-	Database  string            `json:"database"`
-	TimeoutMS int64             `json:"timeoutMs"`
-	Env       map[string]string `json:"env"`
-	SameEnv   map[string]string `json:"sameEnv"`
-	Input     string            `json:"input"`
-}
-
-// reply is a server's answer to a request: the run's answer, or why it
-// did not run it (the hook then runs it itself).
-type reply struct {
-	Out     json.RawMessage `json:"out,omitempty"`
-	Msg     string          `json:"msg,omitempty"`
-	Failed  bool            `json:"failed,omitempty"`
-	Refused string          `json:"refused,omitempty"`
-	PID     int             `json:"pid"`
-}
-
-// requestVersion is the exchange's version: a server refuses another.
-const requestVersion = 1
-
-// envSnapshot reads names with getenv.
-func envSnapshot(names []string, getenv func(string) string) map[string]string {
-	m := make(map[string]string, len(names))
-	for _, n := range names {
-		if v := getenv(n); v != "" {
-			m[n] = v
-		}
-	}
-	return m
-}
-
-// askServer asks a server on the database at db (fi its file) to run
-// the hook. ok false: no server answered, and nothing ran; the hook runs
-// itself. A server that took the request and then failed to answer in
-// time gives a failed answer (ok true) for news, which is told once; an
-// edit check, which changes nothing unless the policy claims (and a
-// claim is taken once), is run again by the hook.
-func askServer(ctx context.Context, cfg Config, db string, fi os.FileInfo, raw []byte) (a answer, pid int, why string, ok bool) {
+// askServer asks the servers on the database at db (fi, its file) to
+// run the hook. A nil answer: none did, and via says why.
+func askServer(ctx context.Context, cfg Config, db string, fi os.FileInfo, raw []byte) (a *answer, why string) {
 	if cfg.Getenv(ServerEnv) == "off" {
-		return answer{}, 0, ServerEnv + "=off", false
+		return nil, ServerEnv + "=off"
 	}
-	dir, err := socketFolder(fi, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return answer{}, 0, "no MCP server runs on this database", false
+	if why := cfg.Getenv(wire.NotServedEnv); why != "" {
+		return nil, why // crosscode-hook asked already
 	}
-	if err != nil {
-		return answer{}, 0, err.Error(), false
+	req := &wire.Request{Client: cfg.Client, Event: cfg.Event, Repo: cfg.Repo, Data: cfg.Data, Workspace: cfg.Workspace,
+		Actor: cfg.Actor, Service: cfg.Service, Policy: cfg.Policy, Strict: cfg.Strict, Dir: cfg.Dir, Database: db,
+		Env: wire.Env(wire.ForwardedEnv, cfg.Getenv), SameEnv: wire.Env(wire.SameEnv, cfg.Getenv), Input: string(raw)}
+	rep, o, why := wire.Ask(ctx, req, fi)
+	switch {
+	case o == wire.Served:
+		return &answer{served: &rep, via: fmt.Sprintf("the MCP server (pid %d)", rep.PID)}, ""
+	case o == wire.Lost && eventKind(cfg.Client, cfg.Event) != kindEdit:
+		// News may have been told: not again.
+		return &answer{failed: true, msg: why}, ""
 	}
-	names := socketNames(dir)
-	if len(names) == 0 {
-		return answer{}, 0, "no MCP server runs on this database", false
-	}
-	deadline, _ := ctx.Deadline()
-	req := request{V: requestVersion, Client: cfg.Client, Event: cfg.Event, Repo: cfg.Repo, Data: cfg.Data, Workspace: cfg.Workspace,
-		Actor: cfg.Actor, Service: cfg.Service, Policy: cfg.Policy, Dir: cfg.Dir, Database: db,
-		TimeoutMS: time.Until(deadline).Milliseconds(), Env: envSnapshot(forwardedEnv, cfg.Getenv),
-		SameEnv: envSnapshot(sameEnv, cfg.Getenv), Input: string(raw)}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return answer{}, 0, err.Error(), false
-	}
-	why = "no MCP server answered"
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		rep, sent, err := exchange(ctx, path, body)
-		switch {
-		case err != nil && !sent:
-			if isRefused(err) {
-				os.Remove(path) // a killed server's
-			}
-			continue
-		case err != nil && eventKind(cfg.Client, cfg.Event) == kindEdit:
-			return answer{}, 0, "the MCP server did not answer: " + err.Error(), false
-		case err != nil:
-			return answer{failed: true, msg: "the MCP server did not answer: " + err.Error()}, 0, "", true
-		case rep.Refused != "":
-			why = "the MCP server did not serve it: " + rep.Refused
-			continue
-		}
-		a := answer{msg: rep.Msg, failed: rep.Failed}
-		if len(rep.Out) > 0 {
-			a.out = rep.Out
-		}
-		return a, rep.PID, "", true
-	}
-	return answer{}, 0, why, false
-}
-
-// exchange sends one request on the socket at path and reads the reply;
-// sent says whether the request was written whole.
-func exchange(ctx context.Context, path string, body []byte) (rep reply, sent bool, err error) {
-	d := net.Dialer{Timeout: dialTimeout}
-	conn, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
-		return rep, false, err
-	}
-	defer conn.Close()
-	if deadline, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(deadline.Add(-50 * time.Millisecond)) // time to answer from the database
-	}
-	if _, err := conn.Write(append(body, '\n')); err != nil {
-		return rep, false, err
-	}
-	sent = true
-	b, err := io.ReadAll(io.LimitReader(conn, maxAnswer+1))
-	if err != nil {
-		return rep, sent, err
-	}
-	if len(b) > maxAnswer {
-		return rep, sent, fmt.Errorf("answer larger than %d bytes", maxAnswer)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return rep, sent, fmt.Errorf("malformed answer: %w", err)
-	}
-	return rep, sent, nil
+	return nil, why
 }
 
 // Listener serves the hooks of the agents on one database. Close it
@@ -205,7 +72,6 @@ func exchange(ctx context.Context, path string, body []byte) (rep reply, sent bo
 type Listener struct {
 	ln     net.Listener
 	path   string
-	db     string
 	fi     os.FileInfo
 	st     *store.Store
 	log    *slog.Logger
@@ -213,7 +79,6 @@ type Listener struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	closed bool
-	conns  map[net.Conn]struct{}
 	served int
 }
 
@@ -229,7 +94,7 @@ func Listen(db string, st *store.Store, log *slog.Logger) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := socketFolder(fi, true)
+	dir, err := wire.SocketFolder(fi, true)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +104,7 @@ func Listen(db string, st *store.Store, log *slog.Logger) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{ln: ln, path: path, db: db, fi: fi, st: st, log: log, slots: make(chan struct{}, maxServing), conns: map[net.Conn]struct{}{}}
+	l := &Listener{ln: ln, path: path, fi: fi, st: st, log: log, slots: make(chan struct{}, maxServing)}
 	l.wg.Add(1)
 	go l.serve()
 	return l, nil
@@ -306,28 +171,27 @@ func (l *Listener) serve() {
 func (l *Listener) handle(conn net.Conn) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(DefaultTimeout + 3*time.Second))
-	var rep reply
-	rep.PID = os.Getpid()
+	rep := wire.Reply{PID: os.Getpid()}
 	if err := l.run(conn, &rep); err != nil {
-		rep = reply{Refused: err.Error(), PID: rep.PID}
+		rep = wire.Reply{Refused: err.Error(), PID: rep.PID}
 	}
 	b, err := json.Marshal(rep)
 	if err != nil {
-		b, _ = json.Marshal(reply{Refused: err.Error(), PID: rep.PID})
+		b, _ = json.Marshal(wire.Reply{Refused: err.Error(), PID: rep.PID})
 	}
 	conn.Write(b)
 }
 
 // run reads a request from conn and runs it into rep; an error refuses
 // it.
-func (l *Listener) run(conn net.Conn, rep *reply) error {
-	dec := json.NewDecoder(io.LimitReader(conn, maxRequest))
-	var req request
+func (l *Listener) run(conn net.Conn, rep *wire.Reply) error {
+	dec := json.NewDecoder(io.LimitReader(conn, wire.MaxRequest))
+	var req wire.Request
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("malformed request: %w", err)
 	}
-	if req.V != requestVersion {
-		return fmt.Errorf("request version %d, this server speaks %d", req.V, requestVersion)
+	if req.V != wire.Version {
+		return fmt.Errorf("request version %d, this server speaks %d", req.V, wire.Version)
 	}
 	if !slices.Contains(Clients, req.Client) {
 		return fmt.Errorf("unknown client %q", req.Client)
@@ -337,7 +201,7 @@ func (l *Listener) run(conn net.Conn, rep *reply) error {
 			return err
 		}
 	}
-	for _, n := range sameEnv {
+	for _, n := range wire.SameEnv {
 		if req.SameEnv[n] != os.Getenv(n) {
 			return fmt.Errorf("the hook's %s is not the server's", n)
 		}
@@ -348,32 +212,19 @@ func (l *Listener) run(conn net.Conn, rep *reply) error {
 	if !filepath.IsAbs(req.Dir) {
 		return fmt.Errorf("the hook's directory %q is not absolute", req.Dir)
 	}
-	timeout := min(max(time.Duration(req.TimeoutMS)*time.Millisecond, 0), DefaultTimeout*5)
+	timeout := min(time.Duration(req.TimeoutMS)*time.Millisecond, DefaultTimeout*5)
 	if timeout <= 0 {
 		return errors.New("no time left")
 	}
 	env := req.Env
-	cfg := Config{Client: req.Client, Event: req.Event, Repo: req.Repo, Data: req.Data, Workspace: req.Workspace,
-		Actor: req.Actor, Service: req.Service, Policy: req.Policy, Dir: req.Dir, Timeout: timeout,
-		Getenv: func(n string) string { return env[n] }, Now: time.Now, shared: l}
+	getenv := func(n string) string { return env[n] }
+	cfg := Config{Client: RunningClient(req.Client, getenv), Event: req.Event, Repo: req.Repo, Data: req.Data, Workspace: req.Workspace,
+		Actor: req.Actor, Service: req.Service, Policy: req.Policy, Strict: req.Strict, Dir: req.Dir, Timeout: timeout,
+		Getenv: getenv, Now: time.Now, shared: l}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	a := func() (a answer) {
-		defer func() {
-			if r := recover(); r != nil {
-				a = answer{failed: true, msg: fmt.Sprintf("internal error: %v", r)}
-			}
-		}()
-		return run(ctx, cfg, strings.NewReader(req.Input))
-	}()
-	if a.out != nil {
-		b, err := json.Marshal(a.out)
-		if err != nil {
-			return err
-		}
-		rep.Out = b
-	}
-	rep.Msg, rep.Failed = a.msg, a.failed
+	stdout, stderr := finish(cfg, bounded(ctx, cfg, strings.NewReader(req.Input)))
+	rep.Stdout, rep.Stderr = string(stdout), stderr
 	l.mu.Lock()
 	l.served++
 	l.mu.Unlock()
@@ -387,31 +238,4 @@ func (l *Listener) storeFor(db string) *store.Store {
 		return nil
 	}
 	return l.st
-}
-
-// socketNames lists a folder's sockets, newest first: the server most
-// recently started is the likeliest to live.
-func socketNames(dir string) []string {
-	es, _ := os.ReadDir(dir)
-	type named struct {
-		name string
-		t    time.Time
-	}
-	var ns []named
-	for _, e := range es {
-		if !strings.HasSuffix(e.Name(), ".sock") {
-			continue
-		}
-		var t time.Time
-		if fi, err := e.Info(); err == nil {
-			t = fi.ModTime()
-		}
-		ns = append(ns, named{e.Name(), t})
-	}
-	sort.Slice(ns, func(i, j int) bool { return ns[i].t.After(ns[j].t) })
-	out := make([]string, len(ns))
-	for i, n := range ns {
-		out[i] = n.name
-	}
-	return out
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -98,7 +99,7 @@ func mapsWith(m map[string]string, kv ...string) map[string]string {
 
 // processEnv is the test process's values of sameEnv: what a hook the
 // server serves must have.
-func processEnv() map[string]string { return envSnapshot(sameEnv, os.Getenv) }
+func processEnv() map[string]string { return wire.Env(wire.SameEnv, os.Getenv) }
 
 func (r *servedRepo) edit(file string) string {
 	b, _ := json.Marshal(map[string]any{"session_id": "bo-session", "cwd": r.top, "hook_event_name": "PreToolUse",
@@ -196,8 +197,8 @@ func TestServedHooksRefused(t *testing.T) {
 		conn.Write([]byte(req))
 		b, _ := io.ReadAll(conn)
 		conn.Close()
-		var rep reply
-		if err := json.Unmarshal(b, &rep); err != nil || rep.Refused == "" || rep.Out != nil {
+		var rep wire.Reply
+		if err := json.Unmarshal(b, &rep); err != nil || rep.Refused == "" || rep.Stdout != "" {
 			t.Errorf("request %q: want a refusal, got %q", req, b)
 		}
 	}
@@ -206,7 +207,7 @@ func TestServedHooksRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go conn.Write(append([]byte(`{"v":1,"input":"`), bytes.Repeat([]byte("a"), maxRequest+10)...))
+	go conn.Write(append([]byte(`{"v":1,"input":"`), bytes.Repeat([]byte("a"), wire.MaxRequest+10)...))
 	b, _ := io.ReadAll(conn)
 	conn.Close()
 	if !strings.Contains(string(b), "malformed request") {
@@ -227,7 +228,7 @@ func TestServedHooksRefused(t *testing.T) {
 func TestServedHooksStaleSocket(t *testing.T) {
 	r := newServedRepo(t)
 	fi, _ := os.Stat(r.db)
-	dir, err := socketFolder(fi, true)
+	dir, err := wire.SocketFolder(fi, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestServedHooksStaleSocket(t *testing.T) {
 // is not used, by the server nor by a hook.
 func TestServedHooksPrivate(t *testing.T) {
 	r := newServedRepo(t)
-	root := socketRoot()
+	root := wire.SocketRoot()
 	if err := os.Mkdir(root, 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestForwardedEnv(t *testing.T) {
 			strings.NewReader(c.input), io.Discard, io.Discard)
 	}
 	for n := range read {
-		if !slices.Contains(forwardedEnv, n) && !slices.Contains(sameEnv, n) && n != ServerEnv && n != TraceEnv {
+		if !slices.Contains(wire.ForwardedEnv, n) && !slices.Contains(wire.SameEnv, n) && n != ServerEnv && n != wire.NotServedEnv {
 			t.Errorf("a hook run reads %s, which a server would not see", n)
 		}
 	}

@@ -14,13 +14,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/internal/ids"
+	"github.com/crosscode/crosscode-mcp/internal/location"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -108,41 +107,26 @@ func Locate(repo *gitx.Repo, dir, workspace, data string) (string, string, error
 // DefaultWorkspace names the workspace after the repository's top-level
 // folder, the same for every worktree of a clone.
 func DefaultWorkspace(repo *gitx.Repo, dir string) string {
-	name := filepath.Base(dir)
-	if repo != nil {
-		name = filepath.Base(repo.Top)
-		if filepath.Base(repo.CommonDir) == ".git" {
-			name = filepath.Base(filepath.Dir(repo.CommonDir))
-		}
+	if repo == nil {
+		return location.Workspace("", "", dir)
 	}
-	return name
+	return location.Workspace(repo.Top, repo.CommonDir, dir)
 }
 
 // DefaultData is where local state lives: <git common dir>/crosscode (so
 // every worktree shares it), else a per-directory folder in the user's
 // state dir.
 func DefaultData(repo *gitx.Repo, dir string) (string, error) {
-	if repo != nil {
-		return filepath.Join(repo.CommonDir, "crosscode"), nil
+	if repo == nil {
+		return location.Data("", dir)
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no git repository and no user cache dir for local state: pass --data: %w", err)
-	}
-	abs, _ := filepath.Abs(dir)
-	return filepath.Join(base, "crosscode-mcp", unsafeChars().ReplaceAllString(strings.Trim(abs, "/"), "_")), nil
+	return location.Data(repo.CommonDir, dir)
 }
-
-var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // DatabasePath is the local database: workspace.db in local mode, one file
 // per service and workspace in remote mode.
 func DatabasePath(data, service, workspace string) string {
-	if service == "" {
-		return filepath.Join(data, "workspace.db")
-	}
-	host := unsafeChars().ReplaceAllString(strings.TrimPrefix(strings.TrimPrefix(service, "https://"), "http://"), "_")
-	return filepath.Join(data, "remote", host+"--"+unsafeChars().ReplaceAllString(workspace, "_")+".db")
+	return location.Database(data, service, workspace)
 }
 
 // DefaultActor is git's user.email, else the OS user name.

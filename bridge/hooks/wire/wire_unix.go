@@ -1,6 +1,6 @@
 //go:build unix
 
-package hooks
+package wire
 
 import (
 	"errors"
@@ -10,28 +10,28 @@ import (
 	"syscall"
 )
 
-// socketRoot is the user's directory of hook sockets: in
+// SocketRoot is the user's directory of hook sockets: in
 // $XDG_RUNTIME_DIR (the user's own, made by the system at login) when
 // there is one, else /tmp/crosscode-mcp-UID. Not $TMPDIR: a client may
 // give the processes it starts temporary directories of their own, and a
 // hook must find its server.
-func socketRoot() string {
+func SocketRoot() string {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "crosscode-mcp")
 	}
 	return filepath.Join("/tmp", fmt.Sprintf("crosscode-mcp-%d", os.Getuid()))
 }
 
-// socketFolder is the folder of the sockets of the servers on the
+// SocketFolder is the folder of the sockets of the servers on the
 // database whose file is fi, made when create is set. Each directory on
 // the way must be the user's alone: a directory another user made or can
 // write to is not used.
-func socketFolder(fi os.FileInfo, create bool) (string, error) {
+func SocketFolder(fi os.FileInfo, create bool) (string, error) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return "", errors.New("no device and inode for the database")
 	}
-	root := socketRoot()
+	root := SocketRoot()
 	dir := filepath.Join(root, fmt.Sprintf("%x-%x", uint64(st.Dev), uint64(st.Ino)))
 	for _, d := range []string{root, dir} {
 		if create {
