@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,10 +59,11 @@ func benchHook(b *testing.B, actors int) {
 	held, free := input("src/mod23/part7/file.go"), input("docs/free.md")
 	// run runs a case once: its wall time, and its process's CPU time
 	// (user and system).
-	run := func(stdin []byte, wantOut bool, name string, args ...string) (wall, cpu time.Duration) {
+	run := func(stdin []byte, wantOut bool, via string, env []string, name string, args ...string) (wall, cpu time.Duration) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CROSSCODE_ACTOR=me@example.com")
+		cmd.Env = append(cmd.Env, env...)
 		if len(args) > 0 && args[len(args)-1] == "git-actor" {
 			// No actor given and no MCP server's presence to take it
 			// from: the hook asks git for user.email, as the server does.
@@ -69,6 +71,7 @@ func benchHook(b *testing.B, actors int) {
 			cmd = exec.Command(name, args...)
 			cmd.Dir = repo
 			cmd.Env = append(os.Environ(), "CROSSCODE_ACTOR=", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			cmd.Env = append(cmd.Env, env...)
 		}
 		cmd.Stdin = bytes.NewReader(stdin)
 		var out, errOut bytes.Buffer
@@ -76,7 +79,7 @@ func benchHook(b *testing.B, actors int) {
 		start := time.Now()
 		err := cmd.Run()
 		d := time.Since(start)
-		if err != nil || (stdin != nil && wantOut != (out.Len() > 0)) {
+		if err != nil || (stdin != nil && wantOut != (out.Len() > 0)) || !strings.Contains(errOut.String(), via) {
 			b.Fatalf("%s %v: %v, stdout %q, stderr %q", name, args, err, out.String(), errOut.String())
 		}
 		return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
@@ -84,25 +87,61 @@ func benchHook(b *testing.B, actors int) {
 	if out, err := exec.Command("git", "-C", repo, "config", "user.email", "me@example.com").CombinedOutput(); err != nil {
 		b.Fatalf("git config: %v %s", err, out)
 	}
+	// The agent's MCP server, running as it does while its agent edits:
+	// it answers the hooks (bridge/hooks, served.go). The "-served" cases
+	// are answered by it; the others open the database themselves (with
+	// CROSSCODE_HOOK_SERVER=off, as with no server running).
+	runtimeDir, err := os.MkdirTemp("", "ccb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(runtimeDir)
+	rt := "XDG_RUNTIME_DIR=" + runtimeDir
+	srv := exec.Command(exe)
+	srv.Dir, srv.Env = repo, append(os.Environ(), "CROSSCODE_ACTOR=me@example.com", rt)
+	srvIn, err := srv.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { srvIn.Close(); srv.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if socks, _ := filepath.Glob(filepath.Join(runtimeDir, "crosscode-mcp", "*", "*.sock")); len(socks) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the MCP server made no hook socket")
+		}
+	}
+	hook := []string{"hook", "claude-code", "PreToolUse"}
+	served := []string{rt, "CROSSCODE_HOOK_TRACE=1"}
+	database := []string{rt, "CROSSCODE_HOOK_SERVER=off", "CROSSCODE_HOOK_TRACE=1"}
+	const byServer, byDatabase = "answered by the MCP server", "answered by the database"
 	cases := []struct {
 		name          string
 		stdin         []byte
 		wantOut       bool
+		via           string // what must answer, from the hook's trace
+		env           []string
 		exe           string
 		args          []string
 		wall, cpuTime []time.Duration
 	}{
 		{name: "true", exe: "/bin/true"},
 		{name: "version", exe: exe, args: []string{"version"}},
-		{name: "deny", stdin: held, wantOut: true, exe: exe, args: []string{"hook", "claude-code", "PreToolUse"}},
-		{name: "allow", stdin: free, exe: exe, args: []string{"hook", "claude-code", "PreToolUse"}},
-		{name: "deny-git-actor", stdin: held, wantOut: true, exe: exe, args: []string{"hook", "claude-code", "PreToolUse", "git-actor"}},
+		{name: "deny-served", stdin: held, wantOut: true, via: byServer, env: served, exe: exe, args: hook},
+		{name: "allow-served", stdin: free, via: byServer, env: served, exe: exe, args: hook},
+		{name: "deny", stdin: held, wantOut: true, via: byDatabase, env: database, exe: exe, args: hook},
+		{name: "allow", stdin: free, via: byDatabase, env: database, exe: exe, args: hook},
+		{name: "deny-git-actor", stdin: held, wantOut: true, via: byDatabase, env: database, exe: exe, args: append(hook, "git-actor")},
 	}
 	b.ResetTimer()
 	for range b.N {
 		for i := range cases {
 			c := &cases[i]
-			w, cpu := run(c.stdin, c.wantOut, c.exe, c.args...)
+			w, cpu := run(c.stdin, c.wantOut, c.via, c.env, c.exe, c.args...)
 			c.wall, c.cpuTime = append(c.wall, w), append(c.cpuTime, cpu)
 		}
 	}

@@ -114,6 +114,27 @@ func TestLauncher(t *testing.T) {
 		}
 	}
 
+	// With the hook client next to the recorded binary (as in the release
+	// archives and the npm packages), the launcher runs the client, with
+	// the arguments alone (not Windows: the client serves unix only).
+	if runtime.GOOS != "windows" {
+		bin := t.TempDir()
+		for _, name := range []string{"crosscode-mcp", "crosscode-hook"} {
+			if err := os.Symlink(self, filepath.Join(bin, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(rec, []byte(filepath.Join(bin, "crosscode-mcp")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range launch(t, base, "claude-code", "PreToolUse") {
+			want := `args=["claude-code" "PreToolUse"] via=plugin stdin={"hook_event_name":"PreToolUse"}`
+			if r.err != nil || r.echoed != want {
+				t.Errorf("%s, with crosscode-hook: err %v, it got %q, want %q; stderr %q", r.how, r.err, r.echoed, want, r.stderr)
+			}
+		}
+	}
+
 	// A recorded binary that is gone: as if none.
 	if err := os.WriteFile(rec, []byte(filepath.Join(home, "gone", "crosscode-mcp")+"\n"), 0o644); err != nil {
 		t.Fatal(err)

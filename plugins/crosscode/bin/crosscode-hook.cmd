@@ -42,4 +42,11 @@ if [ -z "$ccbin" ]; then
   echo "crosscode-hook: no crosscode-mcp binary found: not in CROSSCODE_MCP_BIN, not started from this machine's crosscode server yet, not on PATH. The edit is allowed unchecked. Start the agent once with the crosscode MCP server, or install crosscode-mcp on your PATH." >&2
   exit 0
 fi
+# The hook client next to it (crosscode-hook, in the release archives and
+# the npm packages) starts in a fraction of the time and asks the agent's
+# MCP server, falling back to `crosscode-mcp hook` itself.
+cchook=${ccbin%/*}/crosscode-hook
+if [ "$cchook" != "$ccbin" ] && [ -f "$cchook" ] && [ -x "$cchook" ]; then
+  CROSSCODE_HOOK_VIA=plugin exec "$cchook" "$@"
+fi
 CROSSCODE_HOOK_VIA=plugin exec "$ccbin" hook "$@"
