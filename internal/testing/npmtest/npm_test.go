@@ -41,6 +41,14 @@ func TestNpmPackages(t *testing.T) {
 		if err != nil || fi.Mode().Perm()&0o111 != 0o111 {
 			t.Fatalf("the installed binary: %v, mode %v", err, fi.Mode())
 		}
+		if runtime.GOOS == "windows" {
+			return
+		}
+		// The hook client beside it, where the plugin's launcher looks.
+		fi, err = os.Stat(filepath.Join(proj, "node_modules", p.PlatPkg, "bin", "crosscode-hook"))
+		if err != nil || fi.Mode().Perm()&0o111 != 0o111 {
+			t.Fatalf("the installed hook client: %v, mode %v", err, fi.Mode())
+		}
 	})
 
 	t.Run("initialize through npx, then stdin closed", func(t *testing.T) {

@@ -79,10 +79,24 @@ func Pack(t testing.TB) *Packages {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	writeJSON(t, filepath.Join(dist, "artifacts.json"), []map[string]any{{
+	artifacts := []map[string]any{{
 		"name": exe, "path": "dist/" + sub + "/" + exe, "goos": runtime.GOOS, "goarch": runtime.GOARCH,
 		"internal_type": 4, "type": "Binary", "extra": map[string]any{"Binary": "crosscode-mcp", "ID": "crosscode-mcp"},
-	}})
+	}}
+	if runtime.GOOS != "windows" {
+		// The hook client, as the release builds it for unix systems.
+		hsub := fmt.Sprintf("crosscode-hook_%s_%s", runtime.GOOS, runtime.GOARCH)
+		build := exec.Command("go", "build", "-o", filepath.Join(dist, hsub, "crosscode-hook"), "./cmd/crosscode-hook")
+		build.Dir = repo
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		artifacts = append(artifacts, map[string]any{
+			"name": "crosscode-hook", "path": "dist/" + hsub + "/crosscode-hook", "goos": runtime.GOOS, "goarch": runtime.GOARCH,
+			"internal_type": 4, "type": "Binary", "extra": map[string]any{"Binary": "crosscode-hook", "ID": "crosscode-hook"},
+		})
+	}
+	writeJSON(t, filepath.Join(dist, "artifacts.json"), artifacts)
 	writeJSON(t, filepath.Join(dist, "metadata.json"), map[string]any{
 		"project_name": "crosscode-mcp", "tag": "v" + Version, "version": Version, "commit": Commit, "date": Date,
 	})
