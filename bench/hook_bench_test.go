@@ -28,6 +28,14 @@ import (
 // held one again with the actor from git's user.email (a git process
 // more). p50 and p99 of each, in ms.
 //
+// The agent's MCP server runs meanwhile, as it does while its agent
+// edits, and answers the hooks that ask it: crosscode-hook, the small hook
+// client the plugin runs ("client-" cases), and crosscode-mcp hook
+// ("-served"). The other cases answer from the database itself
+// (CROSSCODE_HOOK_SERVER=off, as with no server running);
+// client-deny-database is the client handing the run to crosscode-mcp
+// hook for that. Each case checks, from the hook's trace, what answered.
+//
 // claims=1000 is issue 27's figure (40 actors of 25 claims each),
 // claims=10000 issue 18's. The binary is built as the release builds it
 // (CGO_ENABLED=0), or is $CROSSCODE_BENCH_BINARY.
@@ -115,7 +123,15 @@ func benchHook(b *testing.B, actors int) {
 			b.Fatal("the MCP server made no hook socket")
 		}
 	}
+	// The hook client (cmd/crosscode-hook), as the plugin's launcher runs
+	// it: crosscode-mcp is the benchmark's binary.
+	client := filepath.Join(b.TempDir(), "crosscode-hook")
+	if err := goBuild(client, "../cmd/crosscode-hook"); err != nil {
+		b.Fatal(err)
+	}
+	bin := "CROSSCODE_MCP_BIN=" + exe
 	hook := []string{"hook", "claude-code", "PreToolUse"}
+	event := []string{"claude-code", "PreToolUse"}
 	served := []string{rt, "CROSSCODE_HOOK_TRACE=1"}
 	database := []string{rt, "CROSSCODE_HOOK_SERVER=off", "CROSSCODE_HOOK_TRACE=1"}
 	const byServer, byDatabase = "answered by the MCP server", "answered by the database"
@@ -131,6 +147,9 @@ func benchHook(b *testing.B, actors int) {
 	}{
 		{name: "true", exe: "/bin/true"},
 		{name: "version", exe: exe, args: []string{"version"}},
+		{name: "client-deny-served", stdin: held, wantOut: true, via: byServer, env: append(served, bin), exe: client, args: event},
+		{name: "client-allow-served", stdin: free, via: byServer, env: append(served, bin), exe: client, args: event},
+		{name: "client-deny-database", stdin: held, wantOut: true, via: byDatabase, env: append(database, bin), exe: client, args: event},
 		{name: "deny-served", stdin: held, wantOut: true, via: byServer, env: served, exe: exe, args: hook},
 		{name: "allow-served", stdin: free, via: byServer, env: served, exe: exe, args: hook},
 		{name: "deny", stdin: held, wantOut: true, via: byDatabase, env: database, exe: exe, args: hook},
