@@ -53,11 +53,13 @@ var hookEvents = map[string][]struct{ event, matcher string }{
 	"codex": {{"PreToolUse", ""}, {"SessionStart", ""}, {"UserPromptSubmit", ""}},
 }
 
-// ourCommand recognizes the commands install writes. (Compiled on first
+// ourCommand recognizes the commands install writes: `crosscode-mcp hook
+// ...`, or the hook client beside it, `crosscode-hook ...` (not the
+// packages' launcher, crosscode-hook.cmd). (Compiled on first
 // use, as the other patterns here: a hook run that needs none of them
 // does not pay for them at its start.)
 var ourCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\shook\s(.*\s)?(claude-code|gemini|codex) [A-Za-z]+\s*$`)
+	return regexp.MustCompile(`(\shook|crosscode-hook['"]?)\s(.*\s)?(claude-code|gemini|codex) [A-Za-z]+\s*$`)
 })
 
 // SettingsPath is the settings file of client in scope.

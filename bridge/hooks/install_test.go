@@ -179,41 +179,51 @@ func checkInstalled(t *testing.T, client, path string, b []byte) {
 // entries and keeps theirs, old and new.
 func TestUninstallAfterEdits(t *testing.T) {
 	for _, client := range []string{"claude-code", "gemini", "codex"} {
-		t.Run(client, func(t *testing.T) {
-			cfg := InstallConfig{Client: client, Top: t.TempDir(), Command: testCommand, StateDir: t.TempDir()}
-			path, _ := SettingsPath(cfg)
-			orig := settingsCases[client][1].text
-			if client == "claude-code" {
-				orig = settingsCases[client][4].text
-			}
-			os.MkdirAll(filepath.Dir(path), 0o755)
-			os.WriteFile(path, []byte(orig), 0o644)
-			if _, _, err := Install(cfg); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := os.ReadFile(path)
-			// The user adds a setting of their own at the top.
-			edited := strings.Replace(string(b), "{", "{\n  \"added\": true,", 1)
-			if client == "codex" {
-				edited = "added = true\n" + string(b)
-			}
-			os.WriteFile(path, []byte(edited), 0o644)
-			if _, changed, err := Uninstall(cfg); err != nil || !changed {
-				t.Fatalf("uninstall: %v %v", changed, err)
-			}
-			out, _ := os.ReadFile(path)
-			if strings.Contains(string(out), " hook --actor") || !strings.Contains(string(out), "added") {
-				t.Fatalf("after uninstall:\n%s", out)
-			}
-			if ev, err := Installed(client, path); err != nil || len(ev) != 0 {
-				t.Fatalf("still installed: %v %v", ev, err)
-			}
-			for _, keep := range []string{"jq -r", "say done", "prettier", "cargo fmt"} {
-				if strings.Contains(orig, keep) && !strings.Contains(string(out), keep) {
-					t.Fatalf("uninstall removed the user's %q:\n%s", keep, out)
-				}
-			}
+		t.Run(client, func(t *testing.T) { uninstallAfterEdits(t, client, testCommand) })
+		// The hook client, as install writes it when it is next to
+		// crosscode-mcp.
+		t.Run(client+"/crosscode-hook", func(t *testing.T) {
+			uninstallAfterEdits(t, client, `'/opt/cc/crosscode-hook' --actor 'ada@example.com'`)
 		})
+	}
+}
+
+func uninstallAfterEdits(t *testing.T, client, command string) {
+	cfg := InstallConfig{Client: client, Top: t.TempDir(), Command: command, StateDir: t.TempDir()}
+	path, _ := SettingsPath(cfg)
+	orig := settingsCases[client][1].text
+	if client == "claude-code" {
+		orig = settingsCases[client][4].text
+	}
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(orig), 0o644)
+	if _, _, err := Install(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := Installed(client, path); err != nil || len(ev) != 3 {
+		t.Fatalf("installed: %v %v", ev, err)
+	}
+	b, _ := os.ReadFile(path)
+	// The user adds a setting of their own at the top.
+	edited := strings.Replace(string(b), "{", "{\n  \"added\": true,", 1)
+	if client == "codex" {
+		edited = "added = true\n" + string(b)
+	}
+	os.WriteFile(path, []byte(edited), 0o644)
+	if _, changed, err := Uninstall(cfg); err != nil || !changed {
+		t.Fatalf("uninstall: %v %v", changed, err)
+	}
+	out, _ := os.ReadFile(path)
+	if strings.Contains(string(out), " --actor") || !strings.Contains(string(out), "added") {
+		t.Fatalf("after uninstall:\n%s", out)
+	}
+	if ev, err := Installed(client, path); err != nil || len(ev) != 0 {
+		t.Fatalf("still installed: %v %v", ev, err)
+	}
+	for _, keep := range []string{"jq -r", "say done", "prettier", "cargo fmt"} {
+		if strings.Contains(orig, keep) && !strings.Contains(string(out), keep) {
+			t.Fatalf("uninstall removed the user's %q:\n%s", keep, out)
+		}
 	}
 }
 

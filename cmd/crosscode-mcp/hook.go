@@ -110,12 +110,19 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			path = "crosscode-mcp"
 		}
-		cmd = quote(filepath.ToSlash(path))
+		if client := hookClientBeside(path); client != "" {
+			// The hook client: the same arguments but `hook`, a fraction of
+			// the start (cmd/crosscode-hook).
+			cmd = quote(filepath.ToSlash(client))
+		} else {
+			cmd = quote(filepath.ToSlash(path)) + " hook"
+		}
 		if runtime.GOOS == "windows" && *client == "gemini" {
 			cmd = "& " + cmd // PowerShell runs a quoted path only with its call operator
 		}
+	} else {
+		cmd += " hook"
 	}
-	cmd += " hook"
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -160,4 +167,22 @@ func hookQuoter(goos, client string) func(string) string {
 		return func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 	}
 	return shellQuote
+}
+
+// hookClientBeside is the hook client (crosscode-hook) next to the
+// crosscode-mcp binary at path, as the release archives and the npm
+// packages have it on unix systems; "" when there is none (Windows, a
+// build of crosscode-mcp alone).
+func hookClientBeside(path string) string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	p := filepath.Join(filepath.Dir(path), "crosscode-hook")
+	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	return p
 }

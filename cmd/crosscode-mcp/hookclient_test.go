@@ -176,6 +176,41 @@ func TestHookClient(t *testing.T) {
 		t.Errorf("no crosscode-mcp: exit %d, %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 
+	// hooks install, from a crosscode-mcp with the hook client next to it
+	// (as unpacked from a release archive), writes the client's command;
+	// the client as Claude Code runs it (through sh, the settings' command
+	// line as written) is served.
+	bin := t.TempDir()
+	for from, to := range map[string]string{os.Args[0]: "crosscode-mcp", hookClient(t): "crosscode-hook"} {
+		if err := copyFile(from, filepath.Join(bin, to)); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(bin, to), 0o755)
+	}
+	inst := exec.Command(filepath.Join(bin, "crosscode-mcp"), "hooks", "install", "--client", "claude-code", "--repo", wt, "--actor", "bo@example.com")
+	inst.Env = command(t).Env
+	if out, err := inst.CombinedOutput(); err != nil {
+		t.Fatalf("hooks install: %v %s", err, out)
+	}
+	var settings struct {
+		Hooks map[string][]struct{ Hooks []struct{ Command string } }
+	}
+	b, _ := os.ReadFile(filepath.Join(wt, ".claude", "settings.json"))
+	if err := json.Unmarshal(b, &settings); err != nil || len(settings.Hooks["PreToolUse"]) != 1 {
+		t.Fatalf("settings: %v %s", err, b)
+	}
+	line := settings.Hooks["PreToolUse"][0].Hooks[0].Command
+	if want := "'" + filepath.Join(bin, "crosscode-hook") + "' --actor 'bo@example.com' claude-code PreToolUse"; line != want {
+		t.Fatalf("installed command %q, want %q", line, want)
+	}
+	sh := exec.Command("sh", "-c", line)
+	sh.Dir, sh.Env, sh.Stdin = wt, append(append(command(t).Env, same...), "CROSSCODE_ACTOR=", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"), strings.NewReader(held)
+	var so, se bytes.Buffer
+	sh.Stdout, sh.Stderr = &so, &se
+	if err := sh.Run(); err != nil || so.String() != off(t, wt, bo, held) || !served.MatchString(se.String()) {
+		t.Errorf("the installed command: %v, %q, stderr %q", err, so.String(), se.String())
+	}
+
 	ada.kill9()
 	boAgent.kill9()
 	r = runHookClient(t, wt, bo, held, "claude-code", "PreToolUse")
@@ -210,3 +245,10 @@ func TestHookClientDeps(t *testing.T) {
 		}
 	}
 }
+
+// off is crosscode-mcp hook's answer from the database.
+func off(t *testing.T, dir string, env []string, input string) string {
+	t.Helper()
+	return runHookCLI(t, dir, append(env, hooks.ServerEnv+"=off"), input, "claude-code", "PreToolUse").stdout
+}
+
