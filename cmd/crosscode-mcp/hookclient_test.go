@@ -251,4 +251,3 @@ func off(t *testing.T, dir string, env []string, input string) string {
 	t.Helper()
 	return runHookCLI(t, dir, append(env, hooks.ServerEnv+"=off"), input, "claude-code", "PreToolUse").stdout
 }
-
