@@ -560,6 +560,8 @@ func checkHooks(ctx context.Context, dir string) []Check {
 				if _, err := os.Stat(bin); err != nil {
 					status, fix = "warn", "start the agent once more: the server records its binary again"
 					detail += "; its hooks would run " + bin + ", which is gone"
+				} else if client := hookClientBeside(bin); client != "" {
+					detail += "; its hooks run " + client + ", the hook client next to " + bin + " (the running MCP server answers it)"
 				} else {
 					detail += "; its hooks run " + bin
 				}
