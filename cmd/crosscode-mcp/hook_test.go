@@ -30,6 +30,13 @@ func runHookCLI(t *testing.T, dir string, env []string, input string, args ...st
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_ACTOR=", "CROSSCODE_DATA=", "CROSSCODE_SERVICE=", "CROSSCODE_WORKSPACE=")
 	cmd.Env = append(cmd.Env, env...)
+	return runHookCmd(t, cmd, input)
+}
+
+// runHookCmd runs a hook's command with input on stdin: its output, its
+// stdout as the one JSON object a hook prints.
+func runHookCmd(t *testing.T, cmd *exec.Cmd, input string) hookRun {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -103,12 +110,7 @@ func addWorktree(t *testing.T, repo, name string) string {
 // Gemini CLI's and Codex's inputs get their own formats; ada's own edit
 // passes, her identity found as her MCP server's.
 func TestHookStopsEditsOfClaimedFiles(t *testing.T) {
-	sysdeps.Need(t, "git")
-	repo := gitRepo(t)
-	if r, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = r
-	}
-	wt := addWorktree(t, repo, "bo")
+	repo, wt := repoAndWorktree(t)
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
 	c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"})
 	if c["status"] != "granted" {
@@ -183,12 +185,7 @@ var claimIDRe = regexp.MustCompile(`clm_[A-Za-z0-9_-]+`)
 // stops ada's edit; bo's later edits need no new claim; bo's
 // release_claim of all releases it with the others.
 func TestHookPolicyClaim(t *testing.T) {
-	sysdeps.Need(t, "git")
-	repo := gitRepo(t)
-	if r, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = r
-	}
-	wt := addWorktree(t, repo, "bo")
+	repo, wt := repoAndWorktree(t)
 	os.MkdirAll(filepath.Join(wt, ".crosscode"), 0o755)
 	os.WriteFile(filepath.Join(wt, ".crosscode", "hooks.json"), []byte(`{"policy": "claim", "claimTTL": "10m"}`), 0o644)
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
@@ -563,17 +560,8 @@ func TestDoctorPackages(t *testing.T) {
 // stops ada's edit; after kill -9 of the server, its socket is passed
 // over and removed and the hook answers from the database.
 func TestHookServedByServer(t *testing.T) {
-	sysdeps.Need(t, "git")
-	repo := gitRepo(t)
-	if r, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = r
-	}
-	wt := addWorktree(t, repo, "bo")
-	rt, err := os.MkdirTemp("", "cchk") // short: a socket's path is at most 104 bytes on macOS
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(rt) })
+	repo, wt := repoAndWorktree(t)
+	rt := runtimeDir(t)
 	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: same})
 	if c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"}); c["status"] != "granted" {
@@ -620,4 +608,28 @@ func TestHookServedByServer(t *testing.T) {
 	if len(socks) != 0 {
 		t.Errorf("the killed server's socket is still there: %v", socks)
 	}
+}
+
+// repoAndWorktree is a repository (its path with symlinks resolved, as
+// the hooks report paths) and a worktree of it, bo's.
+func repoAndWorktree(t *testing.T) (repo, wt string) {
+	t.Helper()
+	sysdeps.Need(t, "git")
+	repo = gitRepo(t)
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	return repo, addWorktree(t, repo, "bo")
+}
+
+// runtimeDir is a folder for the hook sockets (XDG_RUNTIME_DIR) of the
+// test's processes, short: a socket's path is at most 104 bytes on macOS.
+func runtimeDir(t *testing.T) string {
+	t.Helper()
+	rt, err := os.MkdirTemp("", "cchk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	return rt
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/crosscode/crosscode-mcp/bridge/hooks"
-	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 var (
@@ -56,21 +55,7 @@ func runHookClient(t *testing.T, dir string, env []string, input string, args ..
 	cmd.Env = append(command(t).Env, "CROSSCODE_MCP_BIN="+os.Args[0], "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 		"CROSSCODE_ACTOR=", "CROSSCODE_DATA=", "CROSSCODE_SERVICE=", "CROSSCODE_WORKSPACE=")
 	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdin = strings.NewReader(input)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errorsAs(err, &ee) {
-		t.Fatal(err)
-	}
-	r := hookRun{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
-	if s := strings.TrimSpace(r.stdout); s != "" {
-		if err := json.Unmarshal([]byte(s), &r.out); err != nil || strings.Count(s, "\n") > 0 {
-			t.Fatalf("crosscode-hook stdout is not one JSON object: %q (stderr %q)", r.stdout, r.stderr)
-		}
-	}
-	return r
+	return runHookCmd(t, cmd, input)
 }
 
 // TestHookClient: crosscode-hook, the small hook client, real processes:
@@ -80,20 +65,11 @@ func runHookClient(t *testing.T, dir string, env []string, input string, args ..
 // to correct, crosscode-mcp hook answers (from the database), the same;
 // with no crosscode-mcp anywhere, the edit goes ahead and stderr says why.
 func TestHookClient(t *testing.T) {
-	sysdeps.Need(t, "git")
 	if runtime.GOOS == "windows" {
 		t.Skip("crosscode-hook is served on unix only (it hands every run to crosscode-mcp hook on Windows)")
 	}
-	repo := gitRepo(t)
-	if r, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = r
-	}
-	wt := addWorktree(t, repo, "bo")
-	rt, err := os.MkdirTemp("", "cchk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(rt) })
+	repo, wt := repoAndWorktree(t)
+	rt := runtimeDir(t)
 	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: same})
 	boAgent := startAgent(t, "bo", agentOpts{clientName: "claude-code", dir: wt, args: []string{"--actor", "bo@example.com"},
