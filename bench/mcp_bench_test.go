@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -164,8 +166,10 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 
 // BenchmarkStdioPublishIntent: a durable write tool over stdio from a
 // client in another process, local mode; beside it, in turn within each
-// iteration (so both share the machine's load), a call of the no-op
-// server's tool with the same arguments (the floor).
+// iteration (so all share the machine's load), a call of the no-op
+// server's tool with the same arguments (the floor), and the raw
+// database's floor: one durable commit of one row (rawcommit), what any
+// durable write pays on this disk before any of crosscode-mcp's work.
 func BenchmarkStdioPublishIntent(b *testing.B) {
 	repo := benchRepo(b)
 	a := startStdio(b, repo)
@@ -176,8 +180,25 @@ func BenchmarkStdioPublishIntent(b *testing.B) {
 		noop = startNoopMCP(b, repo)
 		noop.call(b, "noop", args)
 	}
+	// The raw database's floor: one durable row, a transaction of one
+	// INSERT in a WAL database with synchronous=FULL on the same disk, as
+	// the store commits (modernc's SQLite, in this process: no transport).
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(filepath.Join(b.TempDir(), "raw.db"))+
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	if _, err := raw.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	insert, err := raw.Prepare(`INSERT INTO t (body) VALUES (?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
 	lat := make([]time.Duration, 0, b.N)
-	var floor []time.Duration
+	var floor, rawCommit []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if noop != nil {
@@ -186,6 +207,16 @@ func BenchmarkStdioPublishIntent(b *testing.B) {
 			floor = append(floor, time.Since(start))
 		}
 		start := time.Now()
+		tx, err := raw.Begin()
+		if err == nil {
+			_, err = tx.Stmt(insert).Exec(`{"summary":"rebalance the boss","paths":["src/game/boss.gd"]}`)
+			err = errors.Join(err, tx.Commit())
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		rawCommit = append(rawCommit, time.Since(start))
+		start = time.Now()
 		out := a.call(b, "publish_intent", args)
 		lat = append(lat, time.Since(start))
 		if i == 0 && fmt.Sprint(out["write"].(map[string]any)["status"]) != "acknowledged" {
@@ -196,6 +227,7 @@ func BenchmarkStdioPublishIntent(b *testing.B) {
 	if floor != nil {
 		reportFloor(b, lat, floor)
 	}
+	b.ReportMetric(ms(percentile(rawCommit, 0.5)), "rawcommit-p50-ms")
 }
 
 // reportFloor reports the floor's p50 and how far the figure's p50 is
