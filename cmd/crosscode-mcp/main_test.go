@@ -56,7 +56,11 @@ func TestMain(m *testing.M) {
 		main() // exits by itself on failure
 		os.Exit(0)
 	}
-	os.Exit(pgtest.Main(m))
+	code := pgtest.Main(m)
+	if hookClientPath != "" {
+		os.RemoveAll(filepath.Dir(hookClientPath)) // built once for the run (hookClient)
+	}
+	os.Exit(code)
 }
 
 // command returns the real command with args, isolated from the user's
