@@ -75,7 +75,7 @@ type answer struct {
 	out    any
 	msg    string
 	failed bool
-	// via says what answered, for TraceEnv.
+	// via says what answered, for wire.TraceEnv.
 	via string
 	// served is the reply of the server that ran the hook.
 	served *wire.Reply
@@ -162,7 +162,7 @@ func finish(cfg Config, a answer) (stdout []byte, stderr string) {
 			}
 		}
 	}
-	if cfg.Getenv(TraceEnv) == "1" && a.via != "" {
+	if cfg.Getenv(wire.TraceEnv) == "1" && a.via != "" {
 		stderr += "crosscode-mcp hook: answered by " + a.via + "\n"
 	}
 	return stdout, stderr
@@ -228,7 +228,7 @@ type session struct {
 	cwd                 string
 	st                  *store.Store
 	own                 bool   // st is the run's, to close
-	via                 string // for TraceEnv
+	via                 string // for wire.TraceEnv
 	workspace, data, db string
 	actor, replica, ref string
 	provider            protocol.Provider
@@ -265,10 +265,10 @@ func open(ctx context.Context, cfg Config, in *Input, raw []byte) (*session, ans
 	}
 	via := "the database"
 	if cfg.shared != nil {
-		s.st = cfg.shared.storeFor(s.db)
+		s.st = cfg.shared.storeFor(fi)
 		via = ""
 	} else {
-		a, why := askServer(ctx, cfg, s.db, fi, raw)
+		a, why := askServer(ctx, cfg, fi, raw)
 		if a != nil {
 			return nil, *a
 		}

@@ -33,28 +33,20 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
-// ServerEnv, set to "off", keeps a hook from asking a server: it opens
-// the database itself. TraceEnv, set to 1, makes a hook say on stderr
-// what answered it.
-const (
-	ServerEnv = wire.ServerEnv
-	TraceEnv  = wire.TraceEnv
-)
-
 // maxServing bounds the runs a server serves at once; more wait.
 const maxServing = 16
 
 // askServer asks the servers on the database at db (fi, its file) to
-// run the hook. A nil answer: none did, and via says why.
-func askServer(ctx context.Context, cfg Config, db string, fi os.FileInfo, raw []byte) (a *answer, why string) {
-	if cfg.Getenv(ServerEnv) == "off" {
-		return nil, ServerEnv + "=off"
+// run the hook. A nil answer: none did, and why says why.
+func askServer(ctx context.Context, cfg Config, fi os.FileInfo, raw []byte) (a *answer, why string) {
+	if cfg.Getenv(wire.ServerEnv) == "off" {
+		return nil, wire.ServerEnv + "=off"
 	}
 	if why := cfg.Getenv(wire.NotServedEnv); why != "" {
 		return nil, why // crosscode-hook asked already
 	}
 	req := &wire.Request{Client: cfg.Client, Event: cfg.Event, Repo: cfg.Repo, Data: cfg.Data, Workspace: cfg.Workspace,
-		Actor: cfg.Actor, Service: cfg.Service, Policy: cfg.Policy, Strict: cfg.Strict, Dir: cfg.Dir, Database: db,
+		Actor: cfg.Actor, Service: cfg.Service, Policy: cfg.Policy, Strict: cfg.Strict, Dir: cfg.Dir,
 		Env: wire.Env(wire.ForwardedEnv, cfg.Getenv), SameEnv: wire.Env(wire.SameEnv, cfg.Getenv), Input: string(raw)}
 	rep, o, why := wire.Ask(ctx, req, fi)
 	switch {
@@ -79,7 +71,6 @@ type Listener struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	closed bool
-	served int
 }
 
 // Listen starts serving hooks on the database at db, open as st. It
@@ -112,13 +103,6 @@ func Listen(db string, st *store.Store, log *slog.Logger) (*Listener, error) {
 
 // Path is the listener's socket.
 func (l *Listener) Path() string { return l.path }
-
-// Served counts the runs the listener answered.
-func (l *Listener) Served() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.served
-}
 
 // Close stops serving, waits for the runs under way and removes the
 // socket (and its folder, when no other server's is left in it).
@@ -225,16 +209,12 @@ func (l *Listener) run(conn net.Conn, rep *wire.Reply) error {
 	defer cancel()
 	stdout, stderr := finish(cfg, bounded(ctx, cfg, strings.NewReader(req.Input)))
 	rep.Stdout, rep.Stderr = string(stdout), stderr
-	l.mu.Lock()
-	l.served++
-	l.mu.Unlock()
 	return nil
 }
 
-// storeFor is the listener's store when db is its database.
-func (l *Listener) storeFor(db string) *store.Store {
-	fi, err := os.Stat(db)
-	if err != nil || !os.SameFile(fi, l.fi) {
+// storeFor is the listener's store when fi is its database's file.
+func (l *Listener) storeFor(fi os.FileInfo) *store.Store {
+	if !os.SameFile(fi, l.fi) {
 		return nil
 	}
 	return l.st

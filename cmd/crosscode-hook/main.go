@@ -138,7 +138,7 @@ func request(args []string, raw []byte, getenv func(string) string) (req *wire.R
 	}
 	db = location.Database(d, *service, ws)
 	return &wire.Request{Client: fs.Arg(0), Event: fs.Arg(1), Repo: *repo, Data: *data, Workspace: *workspace, Actor: *actor,
-		Service: *service, Policy: *policy, Strict: *strict, Dir: wd, Database: db,
+		Service: *service, Policy: *policy, Strict: *strict, Dir: wd,
 		Env: wire.Env(wire.ForwardedEnv, getenv), SameEnv: wire.Env(wire.SameEnv, getenv), Input: string(raw)}, db, ""
 }
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/bridge/hooks"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -562,7 +562,7 @@ func TestDoctorPackages(t *testing.T) {
 func TestHookServedByServer(t *testing.T) {
 	repo, wt := repoAndWorktree(t)
 	rt := runtimeDir(t)
-	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
+	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, wire.TraceEnv + "=1"}
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: same})
 	if c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"}); c["status"] != "granted" {
 		t.Fatalf("claim: %v", c)
@@ -577,13 +577,13 @@ func TestHookServedByServer(t *testing.T) {
 	if !strings.Contains(denial(r), "ada@example.com") || !strings.Contains(r.stderr, served) {
 		t.Fatalf("bo's edit of ada's file: want a denial %s: %q %q", served, r.stdout, r.stderr)
 	}
-	off := runHookCLI(t, wt, append(bo, hooks.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
+	off := runHookCLI(t, wt, append(bo, wire.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
 	if off.stdout != r.stdout || !strings.Contains(off.stderr, "answered by the database") {
 		t.Errorf("from the database: %q %q, served: %q", off.stdout, off.stderr, r.stdout)
 	}
 	// Another environment (a HOME of its own, as the other tests' hooks
 	// have): the database answers, the same.
-	other := runHookCLI(t, wt, []string{"CROSSCODE_ACTOR=bo@example.com", "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}, held, "claude-code", "PreToolUse")
+	other := runHookCLI(t, wt, []string{"CROSSCODE_ACTOR=bo@example.com", "XDG_RUNTIME_DIR=" + rt, wire.TraceEnv + "=1"}, held, "claude-code", "PreToolUse")
 	if other.stdout != r.stdout || !strings.Contains(other.stderr, "answered by the database") {
 		t.Errorf("another HOME: %q %q", other.stdout, other.stderr)
 	}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/bridge/hooks"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 )
 
 var (
@@ -70,7 +70,7 @@ func TestHookClient(t *testing.T) {
 	}
 	repo, wt := repoAndWorktree(t)
 	rt := runtimeDir(t)
-	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
+	same := []string{"HOME=" + os.Getenv("HOME"), "XDG_RUNTIME_DIR=" + rt, wire.TraceEnv + "=1"}
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: same})
 	boAgent := startAgent(t, "bo", agentOpts{clientName: "claude-code", dir: wt, args: []string{"--actor", "bo@example.com"},
 		env: append([]string{"CLAUDE_CODE_SESSION_ID=bo-session"}, same...)})
@@ -103,7 +103,7 @@ func TestHookClient(t *testing.T) {
 		{"news", prompt, []string{"claude-code", "UserPromptSubmit"}},
 	} {
 		r := runHookClient(t, wt, bo, c.input, c.args...)
-		want := runHookCLI(t, wt, append(bo, hooks.ServerEnv+"=off"), c.input, c.args...)
+		want := runHookCLI(t, wt, append(bo, wire.ServerEnv+"=off"), c.input, c.args...)
 		if c.name == "news" {
 			// Told once: by the server; crosscode-mcp hook after it has
 			// nothing new to tell.
@@ -136,8 +136,8 @@ func TestHookClient(t *testing.T) {
 	}
 
 	// Another environment: crosscode-mcp hook answers, the same.
-	other := []string{"CROSSCODE_ACTOR=bo@example.com", "XDG_RUNTIME_DIR=" + rt, hooks.TraceEnv + "=1"}
-	want := runHookCLI(t, wt, append(other, hooks.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
+	other := []string{"CROSSCODE_ACTOR=bo@example.com", "XDG_RUNTIME_DIR=" + rt, wire.TraceEnv + "=1"}
+	want := runHookCLI(t, wt, append(other, wire.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
 	r := runHookClient(t, wt, other, held, "claude-code", "PreToolUse")
 	if r.stdout != want.stdout || !strings.Contains(r.stderr, "answered by the database (the MCP server did not serve it: the hook's HOME is not the server's)") {
 		t.Errorf("another HOME: %q %q", r.stdout, r.stderr)
@@ -147,7 +147,7 @@ func TestHookClient(t *testing.T) {
 		t.Errorf("one argument: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// No crosscode-mcp anywhere (and no server to ask): allowed, and why.
-	r = runHookClient(t, wt, append(bo, "CROSSCODE_MCP_BIN=", "PATH=/usr/bin:/bin", hooks.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
+	r = runHookClient(t, wt, append(bo, "CROSSCODE_MCP_BIN=", "PATH=/usr/bin:/bin", wire.ServerEnv+"=off"), held, "claude-code", "PreToolUse")
 	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no crosscode-mcp binary found") || !strings.Contains(r.stderr, "allowed unchecked") {
 		t.Errorf("no crosscode-mcp: exit %d, %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -225,5 +225,5 @@ func TestHookClientDeps(t *testing.T) {
 // off is crosscode-mcp hook's answer from the database.
 func off(t *testing.T, dir string, env []string, input string) string {
 	t.Helper()
-	return runHookCLI(t, dir, append(env, hooks.ServerEnv+"=off"), input, "claude-code", "PreToolUse").stdout
+	return runHookCLI(t, dir, append(env, wire.ServerEnv+"=off"), input, "claude-code", "PreToolUse").stdout
 }

@@ -94,7 +94,6 @@ type Request struct {
 	Policy    string            `json:"policy,omitempty"`
 	Strict    bool              `json:"strict,omitempty"`
 	Dir       string            `json:"dir"`
-	Database  string            `json:"database"`
 	TimeoutMS int64             `json:"timeoutMs"`
 	Env       map[string]string `json:"env"`
 	SameEnv   map[string]string `json:"sameEnv"`
