@@ -85,15 +85,11 @@ func request(args []string, raw []byte, getenv func(string) string) (req *wire.R
 	if runtime.GOOS == "windows" {
 		return nil, "", "hooks are served by the MCP server on unix systems only"
 	}
-	// The flags of `crosscode-mcp hook`, with their defaults from the
-	// environment (cmd/crosscode-mcp, addGuardFlags and runHook).
+	// The flags of `crosscode-mcp hook` (cmd/crosscode-mcp, runHook): its
+	// usage and mistakes are crosscode-mcp's to tell.
 	fs := flag.NewFlagSet("crosscode-hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	repo := fs.String("repo", "", "")
-	data := fs.String("data", getenv("CROSSCODE_DATA"), "")
-	workspace := fs.String("workspace", getenv("CROSSCODE_WORKSPACE"), "")
-	actor := fs.String("actor", getenv("CROSSCODE_ACTOR"), "")
-	service := fs.String("service", getenv("CROSSCODE_SERVICE"), "")
+	g := wire.AddWorkspaceFlags(fs, getenv)
 	policy := fs.String("policy", "", "")
 	strict := fs.Bool("strict", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
@@ -115,7 +111,7 @@ func request(args []string, raw []byte, getenv func(string) string) (req *wire.R
 	if getenv("GIT_DIR") != "" || getenv("GIT_COMMON_DIR") != "" || getenv("GIT_WORK_TREE") != "" {
 		return nil, "", "git's environment names a repository: git finds it"
 	}
-	dir := *repo
+	dir := *g.Repo
 	if dir == "" {
 		dir = in.Cwd
 	}
@@ -126,19 +122,19 @@ func request(args []string, raw []byte, getenv func(string) string) (req *wire.R
 	if err != nil {
 		return nil, "", err.Error()
 	}
-	ws := *workspace
+	ws := *g.Workspace
 	if ws == "" {
 		ws = location.Workspace(r.Top, r.CommonDir, dir)
 	}
-	d := *data
+	d := *g.Data
 	if d == "" {
 		if d, err = location.Data(r.CommonDir, dir); err != nil {
 			return nil, "", err.Error()
 		}
 	}
-	db = location.Database(d, *service, ws)
-	return &wire.Request{Client: fs.Arg(0), Event: fs.Arg(1), Repo: *repo, Data: *data, Workspace: *workspace, Actor: *actor,
-		Service: *service, Policy: *policy, Strict: *strict, Dir: wd,
+	db = location.Database(d, *g.Service, ws)
+	return &wire.Request{Client: fs.Arg(0), Event: fs.Arg(1), Repo: *g.Repo, Data: *g.Data, Workspace: *g.Workspace, Actor: *g.Actor,
+		Service: *g.Service, Policy: *policy, Strict: *strict, Dir: wd,
 		Env: wire.Env(wire.ForwardedEnv, getenv), SameEnv: wire.Env(wire.SameEnv, getenv), Input: string(raw)}, db, ""
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/bridge/hooks/wire"
 	"github.com/crosscode/crosscode-mcp/internal/gitx"
 	"github.com/crosscode/crosscode-mcp/internal/identity"
 	"github.com/crosscode/crosscode-mcp/store"
@@ -20,20 +21,11 @@ import (
 // guardMarker identifies the pre-commit hook that guard install writes.
 const guardMarker = "# crosscode-mcp guard"
 
-// guardFlags are the flags that locate the workspace, as the server's.
-type guardFlags struct {
-	repo, data, workspace, actor, service *string
-}
+// guardFlags are the flags that locate the workspace, as the server's
+// (shared with the hook client: wire.AddWorkspaceFlags).
+type guardFlags = wire.WorkspaceFlags
 
-func addGuardFlags(fs *flag.FlagSet) guardFlags {
-	return guardFlags{
-		repo:      fs.String("repo", "", "the repository (default: the working directory)"),
-		data:      fs.String("data", os.Getenv("CROSSCODE_DATA"), "local state, as for the server"),
-		workspace: fs.String("workspace", os.Getenv("CROSSCODE_WORKSPACE"), "workspace id, as for the server"),
-		actor:     fs.String("actor", os.Getenv("CROSSCODE_ACTOR"), "who commits (default: git user.email)"),
-		service:   fs.String("service", os.Getenv("CROSSCODE_SERVICE"), "the coordination service, in remote mode"),
-	}
-}
+func addGuardFlags(fs *flag.FlagSet) guardFlags { return wire.AddWorkspaceFlags(fs, os.Getenv) }
 
 func runGuard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -45,7 +37,7 @@ func runGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	dir := *g.repo
+	dir := *g.Repo
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
@@ -92,7 +84,7 @@ func guardInstall(ctx context.Context, repo *gitx.Repo, g guardFlags, force bool
 	// Git for Windows runs hooks with its own sh, which takes a Windows path
 	// with "/" (C:/Users/...) as it is: ToSlash (a no-op elsewhere).
 	cmd := []string{shellQuote(filepath.ToSlash(exe)), "guard", "check"}
-	for name, v := range map[string]*string{"--data": g.data, "--workspace": g.workspace, "--actor": g.actor, "--service": g.service} {
+	for name, v := range map[string]*string{"--data": g.Data, "--workspace": g.Workspace, "--actor": g.Actor, "--service": g.Service} {
 		if *v != "" {
 			arg := *v
 			if name == "--data" {
@@ -141,15 +133,15 @@ func guardCheck(ctx context.Context, repo *gitx.Repo, g guardFlags, stderr io.Wr
 	if err != nil || len(paths) == 0 {
 		return err
 	}
-	workspace, data, err := identity.Locate(repo, repo.Top, *g.workspace, *g.data)
+	workspace, data, err := identity.Locate(repo, repo.Top, *g.Workspace, *g.Data)
 	if err != nil {
 		return err
 	}
-	db := identity.DatabasePath(data, *g.service, workspace)
+	db := identity.DatabasePath(data, *g.Service, workspace)
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return nil // no coordination in this repository yet
 	}
-	actor := *g.actor
+	actor := *g.Actor
 	if actor == "" {
 		actor = identity.DefaultActor(ctx, repo)
 	}

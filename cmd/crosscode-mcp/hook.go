@@ -40,8 +40,8 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitError{code: 1}
 	}
 	err := hooks.Run(ctx, hooks.Config{
-		Client: fs.Arg(0), Event: fs.Arg(1), Repo: *g.repo, Data: *g.data, Workspace: *g.workspace,
-		Actor: *g.actor, Service: *g.service, Policy: *policy, Strict: *strict,
+		Client: fs.Arg(0), Event: fs.Arg(1), Repo: *g.Repo, Data: *g.Data, Workspace: *g.Workspace,
+		Actor: *g.Actor, Service: *g.Service, Policy: *policy, Strict: *strict,
 	}, stdin, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "crosscode-mcp hook:", err)
@@ -73,7 +73,7 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := hooks.InstallConfig{Client: *client, Scope: *scope}
 	if *scope != "user" {
-		dir := *g.repo
+		dir := *g.Repo
 		if dir == "" {
 			dir, _ = os.Getwd()
 		}
@@ -126,7 +126,7 @@ func runHooks(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, f := range []struct {
 		name string
 		v    *string
-	}{{"--data", g.data}, {"--workspace", g.workspace}, {"--actor", g.actor}, {"--service", g.service}, {"--policy", policy}} {
+	}{{"--data", g.Data}, {"--workspace", g.Workspace}, {"--actor", g.Actor}, {"--service", g.Service}, {"--policy", policy}} {
 		if *f.v != "" {
 			v := *f.v
 			if f.name == "--data" {
