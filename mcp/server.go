@@ -329,6 +329,31 @@ func Registry(c *coord.Coordinator, repo *gitx.Repo, capture *cappy.Service, too
 	return list
 }
 
+// OpenCapture opens capture alone, as the server would (the same
+// repository, data folder and capture config): for the commands that run
+// the game without an agent (crosscode-mcp test).
+func OpenCapture(ctx context.Context, cfg Config) (*cappy.Service, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	dir := cfg.Repo
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	repo, err := identity.OpenRepo(ctx, dir, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	_, data, err := identity.Locate(repo, dir, cfg.Workspace, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	return startCapture(ctx, cfg, repo, dir, data)
+}
+
 // startCapture loads the capture config and starts the Cappy controller.
 func startCapture(ctx context.Context, cfg Config, repo *gitx.Repo, dir, data string) (*cappy.Service, error) {
 	path, optional := cfg.CaptureConfig, false
@@ -343,7 +368,7 @@ func startCapture(ctx context.Context, cfg Config, repo *gitx.Repo, dir, data st
 	if err != nil {
 		return nil, err
 	}
-	return cappy.NewService(ctx, cappy.ServiceConfig{Data: filepath.Join(data, "capture"), EndpointFile: filepath.Join(data, "cappy-endpoint.json"), Config: cc, GameCommand: strings.Fields(cfg.GameCmd),
+	return cappy.NewService(ctx, cappy.ServiceConfig{Data: filepath.Join(data, "capture"), EndpointFile: filepath.Join(data, "cappy-endpoint.json"), Config: cc, ConfigPath: path, GameCommand: strings.Fields(cfg.GameCmd),
 		GameDir: top, Listen: cfg.CappyListen, Version: cfg.Version, Logger: cfg.Logger})
 }
 

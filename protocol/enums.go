@@ -94,11 +94,13 @@ const (
 	ValidationLint     ValidationKind = "lint"
 	ValidationScenario ValidationKind = "scenario"
 	ValidationReplay   ValidationKind = "replay"
-	ValidationOther    ValidationKind = "other"
+	// ValidationPlays is a run of the saved plays (crosscode-mcp test).
+	ValidationPlays ValidationKind = "plays"
+	ValidationOther ValidationKind = "other"
 )
 
 // ValidationKinds lists every valid ValidationKind.
-var ValidationKinds = []ValidationKind{ValidationTest, ValidationBuild, ValidationLint, ValidationScenario, ValidationReplay, ValidationOther}
+var ValidationKinds = []ValidationKind{ValidationTest, ValidationBuild, ValidationLint, ValidationScenario, ValidationReplay, ValidationPlays, ValidationOther}
 
 // Valid reports whether k is one of ValidationKinds.
 func (k ValidationKind) Valid() bool { return slices.Contains(ValidationKinds, k) }

@@ -245,6 +245,8 @@ func (s *Store) Captures(ctx context.Context, kind string, before time.Time, lim
 	args := []any{micros(before)}
 	if kind != "" {
 		q, args = q+" AND kind = ?", append(args, kind)
+	} else {
+		q += " AND kind != 'play'" // a saved play's imported expectation: listed as the play
 	}
 	rows, err := s.readQuery(ctx, q+" ORDER BY created_us DESC LIMIT ?", append(args, limit)...)
 	if err != nil {

@@ -743,6 +743,20 @@ CREATE INDEX proj_queued ON proj (ws, kind, expires_us) WHERE status = 'queued';
 CREATE INDEX proj_by_wait ON proj (ws, kind, actor, wait_us) WHERE wait_us > 0;
 CREATE INDEX proj_waited ON proj (ws, kind, expires_us) WHERE wait_us > 0;
 `,
+	// 10: the last result of each saved play run here (see plays.go): by
+	// the test command or the replay tool, whichever ran it last.
+	`
+CREATE TABLE play_results (
+	name       TEXT PRIMARY KEY,
+	file_sha   TEXT NOT NULL, -- SHA-256 of the play file that ran
+	status     TEXT NOT NULL, -- passed, failed, error
+	message    TEXT NOT NULL DEFAULT '',
+	op         TEXT NOT NULL DEFAULT '', -- the replay's operation
+	commit_sha TEXT NOT NULL DEFAULT '',
+	wall_ms    INTEGER NOT NULL DEFAULT 0,
+	at_us      INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -24,6 +25,9 @@ type CaptureConfig struct {
 	// for the root) to the event's name. The controller hands it to an
 	// adapter that advertises protocol.CapConfigEvents (the Godot addon).
 	Events map[string]string `json:"events,omitempty"`
+	// Plays is the folder of the saved plays, relative to the repository
+	// (default: "plays" beside the capture config, so .crosscode/plays).
+	Plays string `json:"plays,omitempty"`
 }
 
 // MaxConfigEvents is the most signals a capture config's events maps.
@@ -244,6 +248,9 @@ func (c *CaptureConfig) Validate() error {
 	}
 	if err := checkEvents(c.Events); err != nil {
 		return err
+	}
+	if c.Plays != "" && !filepath.IsLocal(filepath.FromSlash(c.Plays)) {
+		return fmt.Errorf("plays: %q must be a folder inside the repository, given relative to it (e.g. \"tests/plays\")", c.Plays)
 	}
 	for name, p := range c.Presets {
 		// The values only: capabilities are the adapter's, checked at Start.

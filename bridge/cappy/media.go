@@ -194,6 +194,11 @@ func FormatMs(t float64) string {
 }
 
 // seconds formats a t for a contact sheet label.
+// FormatSeconds formats a duration in ms as seconds for people: "4.95 s".
+func FormatSeconds(ms float64) string {
+	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + " s"
+}
+
 func seconds(t float64) string { return strconv.FormatFloat(t/1000, 'f', 1, 64) + " s" }
 
 // spaced returns n values evenly from first to last, both included.
@@ -550,6 +555,10 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		return d, nil
 	}
 	recScale, repScale := recPres.TimeScale(), repPres.TimeScale()
+	labels := [2]string{"recording", "replay"}
+	if rec.Kind == KindPlay {
+		labels = [2]string{"expected", "got"} // a saved play's expectation
+	}
 	deadline := time.Now().Add(opt.Budget)
 	// First the times alone (nothing decoded): do most pairs share their
 	// simulation time?
@@ -571,7 +580,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 			return
 		}
 		if len(d.Spans) < MaxVisualSpans {
-			s.spanPicture(ctx, replay, open, len(d.Spans))
+			s.spanPicture(ctx, replay, open, len(d.Spans), labels)
 			d.Spans = append(d.Spans, *open)
 		} else {
 			d.SpansOmitted++
@@ -618,7 +627,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
 				d.Event = sanitize.Line(e.Event, 120)
 			}
-			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), "recording t="+ms(best.T), "replay t="+ms(f.T), AgentWidth)
+			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), labels[0]+" t="+ms(best.T), labels[1]+" t="+ms(f.T), AgentWidth)
 			if err == nil {
 				path := filepath.Join(s.mediaDir(), replay+"-divergence.jpg")
 				if writeFileAtomic(path, jpg) == nil {
@@ -643,12 +652,12 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 
 // spanPicture writes the side-by-side image of a span's most different
 // pair (the n-th span's) and names the replay event nearest it.
-func (s *Service) spanPicture(ctx context.Context, replay string, sp *VisualSpan, n int) {
+func (s *Service) spanPicture(ctx context.Context, replay string, sp *VisualSpan, n int, labels [2]string) {
 	w := &sp.worst
 	if e, err := s.Store.NearestEvent(ctx, replay, w.rep.T); err == nil {
 		sp.Event = sanitize.Line(e.Event, 120)
 	}
-	jpg, _, _, err := visual.SideBySide(s.framePath(&w.rec), s.framePath(&w.rep), "recording t="+ms(w.rec.T), "replay t="+ms(w.rep.T), AgentWidth)
+	jpg, _, _, err := visual.SideBySide(s.framePath(&w.rec), s.framePath(&w.rep), labels[0]+" t="+ms(w.rec.T), labels[1]+" t="+ms(w.rep.T), AgentWidth)
 	if err != nil {
 		return
 	}

@@ -28,6 +28,10 @@ type Service struct {
 	log          *slog.Logger
 	endpointFile string
 	freshMu      sync.Mutex // one EnsureFresh at a time
+	// playDir is the saved plays' folder, repoDir the repository, and
+	// gameCommand the command that launches the game (nil: none).
+	playDir, repoDir string
+	gameCommand      []string
 }
 
 // GameLauncher starts the game and stops it: a process (*Launcher) or a
@@ -54,11 +58,14 @@ type ServiceConfig struct {
 	// game; default Data/cappy-endpoint.json.
 	EndpointFile string
 	Config       *CaptureConfig // the capture config (may be empty)
-	GameCommand  []string       // --game-cmd; overrides the config's
-	GameDir      string         // where the game runs by default (the repository)
-	Listen       string         // --cappy-listen; overrides the config's
-	Version      string
-	Logger       *slog.Logger
+	// ConfigPath is the capture config's file (it need not exist): the
+	// saved plays live beside it by default.
+	ConfigPath  string
+	GameCommand []string // --game-cmd; overrides the config's
+	GameDir     string   // where the game runs by default (the repository)
+	Listen      string   // --cappy-listen; overrides the config's
+	Version     string
+	Logger      *slog.Logger
 	// MaxReplayBytes caps a recording's replay (Config.MaxReplayBytes);
 	// zero means DefaultMaxReplayBytes.
 	MaxReplayBytes int64
@@ -94,7 +101,8 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	} else if n > 0 {
 		ctrl.log.Warn("ended operations that a stopped controller left open", "count", n)
 	}
-	s := &Service{Controller: ctrl, Config: sc.Config, Store: st, log: sc.Logger}
+	s := &Service{Controller: ctrl, Config: sc.Config, Store: st, log: sc.Logger, repoDir: sc.GameDir}
+	s.playDir = playDir(sc)
 	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)
 	game := sc.Config.Game
 	if len(cmd) == 0 && game != nil {
@@ -106,6 +114,7 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 			}
 		}
 	}
+	s.gameCommand = cmd
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
 	case len(sc.GameCommand) == 0 && game.Web():
@@ -137,6 +146,20 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 		os.Chmod(s.endpointFile, 0o600)
 	}
 	return s, nil
+}
+
+// playDir is where the saved plays live: the config's plays, relative to
+// the repository, else the folder "plays" beside the capture config.
+func playDir(sc ServiceConfig) string {
+	switch {
+	case sc.Config.Plays != "":
+		return filepath.Join(sc.GameDir, filepath.FromSlash(sc.Config.Plays))
+	case sc.ConfigPath != "":
+		return filepath.Join(filepath.Dir(sc.ConfigPath), "plays")
+	case sc.GameDir != "":
+		return filepath.Join(sc.GameDir, ".crosscode", "plays")
+	}
+	return ""
 }
 
 func frameBudget(f *FramesConfig) int64 {

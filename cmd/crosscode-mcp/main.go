@@ -99,6 +99,8 @@ const usage = `crosscode-mcp: coordination and game capture for coding agents
 Usage:
   crosscode-mcp [flags]                      the stdio MCP server (what agents start)
   crosscode-mcp demo [--keep]                a tour: two agents coordinate, then play the demo game
+  crosscode-mcp test [NAME|GLOB ...] [--junit FILE] [--report DIR] [--update] [--json] [--publish] [server flags]
+                                             run the saved plays as regression tests (exit 0, 1 failed, 2 could not run)
   crosscode-mcp doctor [server flags] [--json]
                                              check a setup and say how to fix what breaks it
   crosscode-mcp serve --listen ADDR --data DIR | --db URL
@@ -147,6 +149,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemo(ctx, args[1:], stdout, stderr)
 		case "demo-game":
 			return runDemoGame(ctx, args[1:], stdout, stderr)
+		case "test":
+			return runTest(ctx, args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, versionString())
 			return nil

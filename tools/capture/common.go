@@ -55,7 +55,10 @@ func handler[In any, Out any](f func(context.Context, mcpgo.CallToolRequest, In)
 func actionable(err error) (string, bool) {
 	var ce *cappy.Error
 	var ie *bc.InputError
+	var pe *cappy.PlayError
 	switch {
+	case errors.As(err, &pe):
+		return pe.Error(), true
 	case errors.As(err, &ce):
 		return fmt.Sprintf("%s: %s", ce.Code, ce.Message), true
 	case errors.As(err, &ie):

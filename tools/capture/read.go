@@ -124,12 +124,16 @@ type captureItem struct {
 
 type listCapturesOut struct {
 	Captures []captureItem `json:"captures"`
+	// Plays are the saved plays (first page only), with their last
+	// result here; PlaysOmitted counts those not listed.
+	Plays        []cappy.PlayItem `json:"plays,omitempty"`
+	PlaysOmitted int              `json:"playsOmitted,omitempty"`
 }
 
 // ListCaptures is the list_captures tool.
 func ListCaptures(s *cappy.Service) tools.Tool {
 	return tools.New[listCapturesIn, listCapturesOut](Toolset, "list_captures", "List captures",
-		"Past scenarios, recordings and replays, newest first; kept across restarts.",
+		"Past scenarios, recordings and replays, newest first, kept across restarts; and the saved plays with their last result.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in listCapturesIn) (*listCapturesOut, error) {
 			var before time.Time
@@ -152,6 +156,11 @@ func ListCaptures(s *cappy.Service) tools.Tool {
 			for _, c := range list {
 				out.Captures = append(out.Captures, captureItem{Op: c.Op, Kind: c.Kind, Scenario: c.Scenario, Status: c.Status, Code: c.Code,
 					Events: c.Events, CreatedAt: c.CreatedAt, ReplayOf: c.ReplayOf, HasReplay: c.Kind == cappy.KindRecording && c.ReplaySHA != ""})
+			}
+			if in.Before == "" {
+				if out.Plays, out.PlaysOmitted, err = s.Plays(ctx); err != nil {
+					return nil, err
+				}
 			}
 			return out, nil
 		}))

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -106,24 +107,47 @@ type stopRecordingIn struct {
 	Op           string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
 	WaitSeconds  int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
 	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of the recording's frames (default true)."`
+	SaveAs       string `json:"saveAs,omitempty" jsonschema_description:"Also save it in the repository as a play that crosscode-mcp test and replay play=NAME run: a regression test to commit."`
+	Overwrite    bool   `json:"overwrite,omitempty" jsonschema_description:"Replace a saved play of that name."`
+}
+
+type stopRecordingOut struct {
+	OpView
+	// Saved is the play written by saveAs.
+	Saved *cappy.SavedPlay `json:"saved,omitempty"`
 }
 
 // StopRecording is the stop_recording tool.
 func StopRecording(s *cappy.Service) tools.Tool {
-	return tools.New[stopRecordingIn, OpView](Toolset, "stop_recording", "Stop recording",
-		"End a freeform recording; the game hands over its replay, which is verified and stored for replay.",
+	return tools.New[stopRecordingIn, stopRecordingOut](Toolset, "stop_recording", "Stop recording",
+		"End a freeform recording; the game hands over its replay, which is verified and stored for replay (and with saveAs, saved as a play).",
 		tools.Annotations{},
-		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in stopRecordingIn) (*OpView, error) {
+		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in stopRecordingIn) (*stopRecordingOut, error) {
 			op := s.Controller.Active()
 			if op == nil || op.ID != in.Op {
 				if v, err := opView(ctx, s.Store, in.Op); err == nil && cappy.Final(v.Status) {
 					v.Next = next(v)
-					return v, nil // already over
+					out := &stopRecordingOut{OpView: *v}
+					if in.SaveAs != "" { // a recording over already: save it now
+						if err := save(ctx, s, out, in); err != nil {
+							return nil, err
+						}
+					}
+					return out, nil // already over
 				}
 				return nil, inputErr("operation %q is not the running recording; capture_status shows what runs", in.Op)
 			}
 			if op.Kind != cappy.KindRecording && op.Kind != cappy.KindReplay {
 				return nil, inputErr("operation %q is a %s; only recordings and replays stop (cancel_capture aborts)", in.Op, op.Kind)
+			}
+			if in.SaveAs != "" {
+				if op.Kind != cappy.KindRecording {
+					return nil, inputErr("operation %q is a replay: only a recording can be saved as a play", in.Op)
+				}
+				// Refused before anything stops: the recording goes on.
+				if err := s.SaveCheck(in.SaveAs, in.Overwrite); err != nil {
+					return nil, err
+				}
 			}
 			if err := s.Controller.Stop(ctx, op); err != nil {
 				return nil, err
@@ -140,8 +164,33 @@ func StopRecording(s *cappy.Service) tools.Tool {
 			ps := newPictures(DefaultImageBudget)
 			finishPictures(context.WithoutCancel(ctx), s, view, in.ContactSheet, ps)
 			ps.into(view)
-			return view, nil
+			out := &stopRecordingOut{OpView: *view}
+			if in.SaveAs != "" {
+				if err := save(context.WithoutCancel(ctx), s, out, in); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
 		}))
+}
+
+// save writes the stopped recording as the play in.SaveAs, and says so.
+func save(ctx context.Context, s *cappy.Service, out *stopRecordingOut, in stopRecordingIn) error {
+	if out.Status != cappy.StatusCompleted || out.Replay == nil {
+		if !cappy.Final(out.Status) {
+			out.Next += " It is not saved yet: call stop_recording op=" + out.Op + " saveAs=" + in.SaveAs + " again once it has finished."
+			return nil
+		}
+		return inputErr("recording %s ended %s without a replay: there is nothing to save as a play; record it again", out.Op, out.Status)
+	}
+	sp, err := s.SavePlay(ctx, out.Op, in.SaveAs, in.Overwrite)
+	if err != nil {
+		return err
+	}
+	out.Saved = sp
+	out.Next = fmt.Sprintf("Recorded, and saved as the play %s (%s and its data/ files, %d KiB: commit them). `crosscode-mcp test %s`, or replay play=%s, runs it and compares events and pictures.",
+		sp.Name, sp.File, (sp.Bytes+1023)/1024, sp.Name, sp.Name)
+	return nil
 }
 
 type cancelCaptureIn struct {

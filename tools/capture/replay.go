@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 type replayIn struct {
-	Op             string                `json:"op" jsonschema_description:"The recording to play back (its op)."`
+	Op             string                `json:"op,omitempty" jsonschema_description:"The recording to play back (its op)."`
+	Play           string                `json:"play,omitempty" jsonschema_description:"Or a saved play's name (list_captures lists them): replayed and compared with its saved events and pictures."`
 	Preset         string                `json:"preset,omitempty"`
 	Presentation   protocol.Presentation `json:"presentation,omitempty" jsonschema_description:"timeScale, camera: only how it is shown changes."`
 	Compare        *bool                 `json:"compare,omitempty" jsonschema_description:"Check the replay's events against the recording's (default true)."`
@@ -35,14 +37,32 @@ type replayOut struct {
 	// VisualDivergence is the first frame whose picture differs from the
 	// recording's at the same simulation time (with a side-by-side image).
 	VisualDivergence *cappy.VisualDivergence `json:"visualDivergence,omitempty"`
+	// Play is a saved play's verdict.
+	Play *playVerdict `json:"play,omitempty"`
+}
+
+// playVerdict is a saved play's run, judged.
+type playVerdict struct {
+	Name    string `json:"name"`
+	File    string `json:"file"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
 }
 
 // Replay is the replay tool.
 func Replay(s *cappy.Service, v Validations) tools.Tool {
 	return tools.New[replayIn, replayOut](Toolset, "replay", "Replay",
-		"Play a recording back, optionally at another timeScale or camera, and report the first divergence from the recording's event timeline (event, payload, or t beyond a tolerance) and, with frames, the first moment its picture differs from the recording's at the same simulation time.",
+		"Play a recording (or a saved play) back, optionally at another timeScale or camera, and report the first divergence from the recording's event timeline (event, payload, or t beyond a tolerance) and, with frames, the first moment its picture differs from the recording's at the same simulation time.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in replayIn) (*replayOut, error) {
+			switch {
+			case in.Play != "" && in.Op != "":
+				return nil, inputErr("give op (a recording) or play (a saved play), not both")
+			case in.Play != "":
+				return replayPlay(ctx, req, s, v, in)
+			case in.Op == "":
+				return nil, inputErr("give op (a recording's, from stop_recording or list_captures) or play (a saved play's name, from list_captures)")
+			}
 			rec, err := s.Store.Capture(ctx, in.Op)
 			if err != nil {
 				return nil, err
@@ -152,4 +172,74 @@ func spanList(vd *cappy.VisualDivergence) string {
 		parts = append(parts, fmt.Sprintf("and %d more", vd.SpansOmitted))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// replayPlay runs a saved play and judges it against its expectation.
+func replayPlay(ctx context.Context, req mcpgo.CallToolRequest, s *cappy.Service, v Validations, in replayIn) (*replayOut, error) {
+	if in.Preset != "" || len(in.Presentation) > 0 || in.Compare != nil || in.ToleranceMs != 0 || in.Frames != nil {
+		return nil, inputErr("a saved play runs as it was recorded and compares as its file says: leave out preset, presentation, compare, toleranceMs and frames")
+	}
+	begun := time.Now()
+	onEvent, endProgress := progress(ctx, req)
+	defer endProgress()
+	ps, err := s.StartPlay(ctx, in.Play, onEvent, time.Duration(in.TimeoutSeconds)*time.Second)
+	if err != nil {
+		var pe *cappy.PlayError
+		if errors.As(err, &pe) {
+			s.RecordPlayResult(context.WithoutCancel(ctx), s.FailedPlay(in.Play, err, begun), "")
+		}
+		return nil, err
+	}
+	await(ctx, req, s.Controller, ps.Op, waitFor(in.WaitSeconds), false)
+	bg := context.WithoutCancel(ctx)
+	view, err := opView(bg, s.Store, ps.Op.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &replayOut{OpView: *view, Of: ps.Expected}
+	if !cappy.Final(view.Status) {
+		out.Next = "The play " + in.Play + " still runs as " + view.Op + ": get_capture op=" + view.Op + " waitSeconds=55 waits for it; then call replay play=" + in.Play + " again for a verdict (or run `crosscode-mcp test " + in.Play + "`)."
+		return out, nil
+	}
+	o, err := s.JudgePlay(bg, ps)
+	if err != nil {
+		return nil, err
+	}
+	s.RecordPlayResult(bg, o, "")
+	out.Divergence, out.VisualDivergence = o.Events, o.Pictures
+	if d := out.Divergence; d != nil {
+		if d.Expected != nil {
+			e := eventView(*d.Expected)
+			d.Expected.Payload, d.Expected.Event = e.Payload, e.Event
+		}
+		if d.Actual != nil {
+			e := eventView(*d.Actual)
+			d.Actual.Payload, d.Actual.Event = e.Payload, e.Event
+		}
+	}
+	out.Play = &playVerdict{Name: o.Name, File: o.File, Status: o.Status, Message: o.Message}
+	ps2 := newPictures(DefaultImageBudget)
+	for _, p := range cappy.SpanPictures(o.Pictures) {
+		ps2.add(p)
+	}
+	switch o.Status {
+	case cappy.PlayPassed:
+		out.Next = fmt.Sprintf("The play %s passed: its %d events and %d pictures are as saved.", o.Name, o.Events.Compared, o.PicturesExpected)
+	default:
+		out.Next = fmt.Sprintf("The play %s %s: %s. If the change is intended, `crosscode-mcp test %s --update` rewrites its expectation (review and commit it); otherwise fix the game.", o.Name, o.Status, o.Message, o.Name)
+	}
+	finishPictures(bg, s, &out.OpView, in.ContactSheet, ps2)
+	ps2.into(&out.OpView)
+	if in.Publish {
+		status := protocol.ValidationPassed
+		if o.Status != cappy.PlayPassed {
+			status = protocol.ValidationFailed
+		}
+		summary := "1 passed"
+		if status == protocol.ValidationFailed {
+			summary = "1 failed: " + o.Name
+		}
+		out.Next += publish(ctx, v, view, protocol.ValidationPlays, "plays: "+o.Name, status, summary)
+	}
+	return out, nil
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// demoConfig writes the repository's capture config: the demo game (this
+// test binary as crosscode-mcp demo-game, with extra arguments).
+func demoConfig(t *testing.T, repo string, extra ...string) {
+	t.Helper()
+	cfg := map[string]any{"game": map[string]any{"command": append([]string{os.Args[0], "demo-game"}, extra...)}}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runIn runs crosscode-mcp with args in dir and returns stdout, stderr and
+// the exit status.
+func runIn(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := command(t, args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("crosscode-mcp %s did not finish within 3 minutes:\n%s\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// playBoss plays the demo game's boss fight in steps and returns the
+// recording's op, still running.
+func playBoss(t *testing.T, a *agent) string {
+	t.Helper()
+	rec := a.call("start_recording", map[string]any{"control": "agent"})
+	op, _ := rec["op"].(string)
+	walk := func(x, y float64) any { return map[string]any{"name": "move", "x": x, "y": y} }
+	press := func(name string, on bool) any { return map[string]any{"name": name, "pressed": on} }
+	for _, s := range []struct {
+		actions []any
+		ms      float64
+	}{
+		{[]any{walk(1, 0)}, 500}, {nil, 500}, {[]any{walk(0, 0), press("attack", true)}, 1000}, {[]any{press("cast", true)}, 250},
+		{[]any{press("cast", false)}, 750}, {[]any{press("dodge", true), walk(0, -1)}, 120}, {[]any{press("dodge", false), walk(0, 0)}, 1380},
+	} {
+		args := map[string]any{"ms": s.ms}
+		if s.actions != nil {
+			args["actions"] = s.actions
+		}
+		if out := a.call("step_game", args); out["status"] != "running" {
+			t.Fatalf("step: %v", out)
+		}
+	}
+	return op
+}
+
+// commitAll commits the repository's files.
+func commitAll(t *testing.T, repo, msg string) {
+	t.Helper()
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", msg}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(, (\d+) could not run)?$`)
+
+// TestSavedPlays: an agent saves its play of the demo game as a play
+// (stop_recording saveAs), which `crosscode-mcp test` runs from a fresh
+// clone and passes; replay play=NAME runs it for an agent; a planted
+// change of the game's pictures fails it with a report a person reads
+// (expected, got, difference) and JUnit; --update accepts the change.
+func TestSavedPlays(t *testing.T) {
+	repo := gitRepo(t)
+	demoConfig(t, repo)
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
+	op := playBoss(t, a)
+
+	// Refused saves change nothing: the play goes on.
+	for _, name := range []string{"../escape", ".hidden", "a/b", strings.Repeat("x", 65)} {
+		out, isErr := a.callRaw("stop_recording", map[string]any{"op": op, "saveAs": name})
+		if !isErr || !strings.Contains(out["error"].(string), "play name") {
+			t.Fatalf("saveAs %q: %v", name, out)
+		}
+	}
+	if out := a.call("step_game", map[string]any{"ms": 500}); out["status"] != "running" {
+		t.Fatalf("the recording stopped after a refused save: %v", out)
+	}
+	stopped := a.call("stop_recording", map[string]any{"op": op, "saveAs": "boss-fight"})
+	saved, _ := stopped["saved"].(map[string]any)
+	if stopped["status"] != "completed" || saved == nil || saved["file"] != ".crosscode/plays/boss-fight.play.json" {
+		t.Fatalf("stop_recording saveAs: %v", stopped)
+	}
+	playFile := filepath.Join(repo, ".crosscode", "plays", "boss-fight.play.json")
+	var play map[string]any
+	if b, err := os.ReadFile(playFile); err != nil || json.Unmarshal(b, &play) != nil {
+		t.Fatalf("play file: %v", err)
+	}
+	events, pictures := play["events"].([]any), play["pictures"].([]any)
+	if play["crosscodePlay"] != 1.0 || play["game"] != "demo-arena" || len(events) < 5 || len(pictures) < 5 || play["lengthMs"].(float64) < 4900 {
+		t.Fatalf("play file: %d events, %d pictures, %v", len(events), len(pictures), play)
+	}
+	t.Logf("saved: %v", saved)
+
+	// Another recording cannot take the name, unless it overwrites.
+	op2 := playBoss(t, a)
+	if out, isErr := a.callRaw("stop_recording", map[string]any{"op": op2, "saveAs": "boss-fight"}); !isErr || !strings.Contains(out["error"].(string), "overwrite") {
+		t.Fatalf("an existing name: %v", out)
+	}
+	a.call("stop_recording", map[string]any{"op": op2})
+	commitAll(t, repo, "a saved play")
+
+	// From a fresh clone: nothing of the first repository's git directory.
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", repo, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v %s", err, out)
+	}
+	stdout, stderr, code := runIn(t, clone, "test")
+	if code != 0 || !strings.Contains(stdout, "PASS    boss-fight") || summaryLine.FindString(stdout) != "1 passed, 0 failed" {
+		t.Fatalf("test in a fresh clone: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("test:\n%s", stdout)
+
+	// For an agent: replay play=NAME, and list_captures' plays.
+	r := a.call("replay", map[string]any{"play": "boss-fight"})
+	if field(r, "play", "status") != "passed" || field(r, "divergence", "identical") != true {
+		t.Fatalf("replay play: %v", r)
+	}
+	lc := a.call("list_captures", map[string]any{})
+	plays := list(lc, "plays")
+	if len(plays) != 1 || plays[0]["name"] != "boss-fight" || field(plays[0], "last", "status") != "passed" {
+		t.Fatalf("list_captures plays: %v", lc["plays"])
+	}
+
+	// A planted change of the pictures: the play fails, with a report.
+	demoConfig(t, clone, "-flash", "900-1600")
+	report, junit := filepath.Join(t.TempDir(), "report"), filepath.Join(t.TempDir(), "junit.xml")
+	if dir := os.Getenv("CROSSCODE_TEST_KEEP_REPORT"); dir != "" {
+		report = dir // to look at it
+	}
+	stdout, stderr, code = runIn(t, clone, "test", "boss-*", "--report", report, "--junit", junit)
+	if code != 1 || !strings.Contains(stdout, "FAIL    boss-fight") || !strings.Contains(stdout, "pictures differ at t=") || summaryLine.FindString(stdout) != "0 passed, 1 failed" {
+		t.Fatalf("a planted change: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("a planted change:\n%s", stdout)
+	page, err := os.ReadFile(filepath.Join(report, "index.html"))
+	if err != nil || !strings.Contains(string(page), "boss-fight") || bytes.Contains(page, []byte("<script")) || bytes.Contains(page, []byte("http")) {
+		t.Fatalf("report page: %v", err)
+	}
+	for _, suffix := range []string{"-1-expected.jpg", "-1-got.jpg", "-1-difference.png"} {
+		if _, err := os.Stat(filepath.Join(report, "boss-fight"+suffix)); err != nil {
+			t.Fatalf("report picture: %v", err)
+		}
+	}
+	var ju struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if b, err := os.ReadFile(junit); err != nil || xml.Unmarshal(b, &ju) != nil || ju.Tests != 1 || ju.Failures != 1 || ju.Suites[0].Cases[0].Failure == nil {
+		t.Fatalf("junit: %v %+v", err, ju)
+	}
+
+	// --update accepts it: the play now passes with the change, and the
+	// original game fails it.
+	stdout, stderr, code = runIn(t, clone, "test", "--update")
+	if code != 0 || !strings.Contains(stdout, "UPDATED boss-fight") || !strings.Contains(stdout, "pictures changed at t=") {
+		t.Fatalf("--update: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("--update:\n%s", stdout)
+	if stdout, stderr, code = runIn(t, clone, "test", "--json"); code != 0 {
+		t.Fatalf("after --update: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var doc struct {
+		Passed int              `json:"passed"`
+		Plays  []map[string]any `json:"plays"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Passed != 1 || len(doc.Plays) != 1 {
+		t.Fatalf("--json: %v %s", err, stdout)
+	}
+	demoConfig(t, clone)
+	if stdout, stderr, code = runIn(t, clone, "test"); code != 1 {
+		t.Fatalf("the original game against the updated play: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
