@@ -361,10 +361,7 @@ func (s *Service) FailedPlay(name string, err error, begun time.Time) *PlayOutco
 	var ce *Error
 	switch {
 	case errors.As(err, &pe):
-		o.File, o.Message = s.relPlay(pe.File), pe.Msg
-		if pe.File != PlayPath(s.playDir, name) {
-			o.Message = s.relPlay(pe.File) + ": " + pe.Msg
-		}
+		o.Message = s.relPlay(pe.File) + ": " + pe.Msg
 	case errors.As(err, &ce):
 		o.Message = ce.Error()
 	default:

@@ -72,8 +72,12 @@ func testGame(mode string) int {
 // and plays operations until the connection ends.
 func playGame(ctx context.Context, ws *websocket.Conn) int {
 	fmt.Fprintf(os.Stderr, "launched with seed=%s\n", os.Getenv(protocol.SeedEnv))
-	hello := fmt.Sprintf(`{"type":"hello","protocol":{"min":1,"max":1},"token":%q,"adapter":{"name":"test-game"},"game":{"id":"g"},"capabilities":%s}`,
-		os.Getenv("CAPPY_SESSION_TOKEN"), os.Getenv("CAPPY_TEST_CAPS"))
+	name := os.Getenv("CAPPY_TEST_ADAPTER")
+	if name == "" {
+		name = "test-game"
+	}
+	hello := fmt.Sprintf(`{"type":"hello","protocol":{"min":1,"max":1},"token":%q,"adapter":{"name":%q},"game":{"id":"g"},"capabilities":%s}`,
+		os.Getenv("CAPPY_SESSION_TOKEN"), name, os.Getenv("CAPPY_TEST_CAPS"))
 	ws.Write(ctx, websocket.MessageText, []byte(hello))
 	ws.Write(ctx, websocket.MessageText, []byte(`{"type":"scenarios","scenarios":[]}`))
 	for {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -216,4 +218,119 @@ func TestSavedPlays(t *testing.T) {
 	if stdout, stderr, code = runIn(t, clone, "test"); code != 1 {
 		t.Fatalf("the original game against the updated play: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// TestSavedPlayBadInput: a play file broken by hand or on the way (cut
+// short, not JSON, an unknown format version, a reference outside the
+// plays folder, an altered, missing or huge file) is a clear error that
+// names the file: `test` says it could not run it (exit 2) and still runs
+// the others, replay play=NAME answers isError, and nothing is changed.
+// An edited but valid expectation is a play that fails (exit 1).
+func TestSavedPlayBadInput(t *testing.T) {
+	repo := gitRepo(t)
+	demoConfig(t, repo)
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
+	for _, name := range []string{"good", "bad"} {
+		op := playBoss(t, a)
+		if name == "bad" { // another play than good's: pictures of its own
+			a.call("step_game", map[string]any{"actions": []any{map[string]any{"name": "move", "x": -1, "y": 0.5}}, "ms": 1500})
+		}
+		if out := a.call("stop_recording", map[string]any{"op": op, "saveAs": name}); out["saved"] == nil {
+			t.Fatalf("save %s: %v", name, out)
+		}
+	}
+	dir := filepath.Join(repo, ".crosscode", "plays")
+	badFile := filepath.Join(dir, "bad.play.json")
+	original, err := os.ReadFile(badFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good, bad struct {
+		Pictures []struct {
+			File string `json:"file"`
+		} `json:"pictures"`
+	}
+	goodBytes, _ := os.ReadFile(filepath.Join(dir, "good.play.json"))
+	json.Unmarshal(goodBytes, &good)
+	json.Unmarshal(original, &bad)
+	shared := map[string]bool{}
+	for _, p := range good.Pictures {
+		shared[p.File] = true
+	}
+	var own string // a picture of bad's alone
+	for _, p := range bad.Pictures {
+		if !shared[p.File] {
+			own = p.File
+		}
+	}
+	if own == "" {
+		t.Fatal("bad has no picture of its own")
+	}
+	ownPath := filepath.Join(dir, filepath.FromSlash(own))
+	ownData, _ := os.ReadFile(ownPath)
+	listing := func() string {
+		var b strings.Builder
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				data, _ := os.ReadFile(p)
+				b.WriteString(p + " " + sha256Hex(data) + "\n")
+			}
+			return nil
+		})
+		return b.String()
+	}
+	edit := func(f func(s string) string) func() {
+		return func() { os.WriteFile(badFile, []byte(f(string(original))), 0o644) }
+	}
+	for _, c := range []struct {
+		name   string
+		break_ func()
+		want   string
+	}{
+		{"truncated", edit(func(s string) string { return s[:len(s)/2] }), "truncated"},
+		{"not JSON", edit(func(string) string { return "hello\n" }), "not a saved play"},
+		{"unknown version", edit(func(s string) string { return strings.Replace(s, `"crosscodePlay": 1`, `"crosscodePlay": 99`, 1) }), "format version 99"},
+		{"outside the folder", edit(func(s string) string { return strings.Replace(s, own, "../../capture.json", 1) }), "is not a file of the plays folder's data/"},
+		{"altered picture", func() { os.Chmod(ownPath, 0o644); os.WriteFile(ownPath, append([]byte{0}, ownData...), 0o644) }, "was altered"},
+		{"missing picture", func() { os.Remove(ownPath) }, "missing"},
+		{"over 64 MiB", func() { os.Truncate(badFile, 65<<20) }, "over the 64 MiB"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				os.WriteFile(badFile, original, 0o644)
+				os.WriteFile(ownPath, ownData, 0o644)
+			}()
+			c.break_()
+			before := listing()
+			stdout, stderr, code := runIn(t, repo, "test")
+			if code != 2 || !strings.Contains(stdout, "PASS    good") || !strings.Contains(stdout, "ERROR   bad") || !strings.Contains(stdout, c.want) || !strings.Contains(stdout, ".crosscode/plays/") ||
+				!strings.Contains(stdout, "bad") || summaryLine.FindString(stdout) != "1 passed, 0 failed, 1 could not run" {
+				t.Fatalf("exit %d, want 2 and %q\n%s\n%s", code, c.want, stdout, stderr)
+			}
+			out, isErr := a.callRaw("replay", map[string]any{"play": "bad"})
+			if msg, _ := out["error"].(string); !isErr || !strings.Contains(msg, c.want) || !strings.Contains(msg, ".crosscode/plays/") {
+				t.Fatalf("replay play=bad: %v", out)
+			}
+			if after := listing(); after != before {
+				t.Fatalf("the files changed:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+	// An edited but valid expectation: a play that fails.
+	os.WriteFile(badFile, []byte(strings.Replace(string(original), `"event":"BOSS_INTRO"`, `"event":"BOSS_OUTRO"`, 1)), 0o644)
+	stdout, stderr, code := runIn(t, repo, "test", "bad")
+	if code != 1 || !strings.Contains(stdout, "FAIL    bad") || !strings.Contains(stdout, "expected BOSS_OUTRO") {
+		t.Fatalf("an edited expectation: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// A name that matches nothing could not run; the rest runs.
+	os.WriteFile(badFile, original, 0o644)
+	stdout, stderr, code = runIn(t, repo, "test", "good", "nosuch")
+	if code != 2 || !strings.Contains(stdout, `no saved play matches "nosuch"`) || summaryLine.FindString(stdout) != "1 passed, 0 failed, 1 could not run" {
+		t.Fatalf("an unknown name: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
