@@ -26,6 +26,7 @@ export const Capability: Readonly<{
   FRAMES: 'frames';
   INPUT: 'input';
   INSPECT: 'inspect';
+  SEED: 'seed';
 }>;
 
 /** The kinds of action an agent can take. */
@@ -166,6 +167,8 @@ export class Op {
   readonly framesRequest?: FramesRequest;
   /** 'agent' in a recording the agent plays (record_start control "agent"): the simulation runs in its steps only. */
   readonly control?: 'agent';
+  /** The seed of the game's randomness in a recording or replay, when the game advertises capability "seed" (options.capabilities): seed everything random with it. */
+  readonly seed?: number;
   /**
    * The actions the agent holds, by name (agent control): a button's
    * boolean, an axis's number, an axis2d's {x, y}, a pointer's

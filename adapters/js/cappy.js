@@ -51,6 +51,12 @@ export const Capability = Object.freeze({
   INPUT: 'input',
   /** The controller may read the game's state (cappy.state). */
   INSPECT: 'inspect',
+  /**
+   * The game seeds its randomness with the controller's seed (op.seed) in
+   * each recording and replay, so that a recording replays the same: give
+   * it in options.capabilities.
+   */
+  SEED: 'seed',
 });
 
 /** The kinds of action an agent can take, and the fields of each in a step. */
@@ -605,6 +611,9 @@ function yieldTask() {
   return new Promise((r) => setTimeout(r, 0));
 }
 
+/** The seed a record_start or prepare_replay carries, or undefined. */
+const seedOf = (m) => (Number.isSafeInteger(m.seed) && m.seed >= 0 ? m.seed : undefined);
+
 const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
 /**
@@ -638,6 +647,12 @@ export class Op {
     this.replayInfo = undefined;
     /** The frames request ({fps, maxWidth, formats}) or undefined. */
     this.framesRequest = undefined;
+    /**
+     * The seed of the game's randomness (recordings and replays), when the
+     * game advertises capability "seed": seed everything random with it.
+     * @type {number | undefined}
+     */
+    this.seed = undefined;
     /**
      * 'agent' when the agent holds the controller (a recording started with
      * control "agent"): the simulation runs only in the agent's steps, by
@@ -1217,6 +1232,7 @@ export class Cappy {
       checkPresentation(m.presentation, this.#has);
       op.presentation = m.presentation || {};
       op.framesRequest = this.#framesOf(m);
+      op.seed = seedOf(m);
       await this.#validate(op);
     } catch (e) {
       const f = failureOf(e, fallback);
@@ -1249,6 +1265,7 @@ export class Cappy {
     if (!(await this.#admit(m.op))) return;
     if (!this.#o.hooks.record) { this.#failed(m.op, Code.CAPABILITY_MISSING, 'this game does not support freeform recording'); return; }
     const op = new Op(this, m.op, 'recording');
+    op.seed = seedOf(m);
     try {
       if (m.control !== undefined && m.control !== null) {
         if (m.control !== 'agent') throw new CappyFailure(Code.INVALID_MESSAGE, `record_start.control must be "agent", got ${JSON.stringify(m.control)}`);

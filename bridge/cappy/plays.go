@@ -453,15 +453,17 @@ func (s *Service) SaveCheck(name string, overwrite bool) error {
 	if !a.HasCapability(protocol.CapReplay) {
 		return inputf("the game's adapter (%s) does not advertise %q: its plays cannot be replayed, so they cannot be saved (add replay support to the adapter)", a.Name, protocol.CapReplay)
 	}
-	if err := s.replayableLaunch(a); err != nil {
-		return err
-	}
-	return nil
+	return s.replayableLaunch(a)
 }
 
 // replayableLaunch refuses to save plays of a game whose launch makes its
-// replays differ: Godot without --fixed-fps runs on the wall clock.
+// replays differ: Godot without --fixed-fps runs on the wall clock, and so
+// does a web game its own adapter drives (not the page driver's virtual
+// time), which replays the same only when it is seeded.
 func (s *Service) replayableLaunch(a *Adapter) error {
+	if _, web := s.Launcher.(*BrowserLauncher); web && a.Name != PageAdapterName && !a.HasCapability(protocol.CapSeed) {
+		return inputf("the web game's own adapter (%s) runs it on the wall clock and takes no seed (it does not advertise %q), so its replays may differ from its recording: advertise \"seed\" and seed the game's randomness with it (the JavaScript adapter: capabilities: ['seed'] and op.seed), or let crosscode-mcp drive the page on virtual time (\"adapter\": \"page\" in the capture config)", a.Name, protocol.CapSeed)
+	}
 	if a.Name != GodotAdapterName {
 		return nil
 	}

@@ -22,7 +22,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A game on the library: scenarios and hooks as a test wants them. */
 function newGame(extra = {}) {
-  const seen = { timeScale: [], camera: [], replays: [], cancelled: [] };
+  const seen = { timeScale: [], camera: [], replays: [], cancelled: [], seeds: [] };
   const cappy = new Cappy({
     endpoint: ctl.endpoint, token: ctl.token,
     game: { id: 'js-test-game', name: 'JS Test Game' },
@@ -32,6 +32,7 @@ function newGame(extra = {}) {
       timeScale: (s) => seen.timeScale.push(s),
       camera: (c) => seen.camera.push(c),
       async record(op) {
+        seen.seeds.push(op.seed);
         const inputs = [];
         for (let i = 0; !op.isStopped; i++) {
           inputs.push(i % 3);
@@ -42,6 +43,7 @@ function newGame(extra = {}) {
         return { data: JSON.stringify({ format: 'js-test/v1', inputs }), format: 'js-test/v1' };
       },
       async replay(op, data, info) {
+        seen.seeds.push(op.seed);
         seen.replays.push({ sha: await sha256Hex(data), info });
         const { inputs } = JSON.parse(new TextDecoder().decode(data));
         inputs.forEach((input, i) => op.emit('INPUT', { tick: i, input }, { simT: i * 50 }));
@@ -210,6 +212,27 @@ test('stop: a recording ends with its replay and the SHA-256 of its data', async
   assert.equal(g.seen.replays.length, 2);
   assert.equal(g.seen.replays[0].sha, stopped.replay.sha256);
   assert.equal(g.seen.replays[0].info.format, 'js-test/v1');
+});
+
+test('seed: a game that advertises seed gets the recording\'s seed in op.seed, and its replay the same', async () => {
+  const g = await connected(newGame({ capabilities: [Capability.SEED] }));
+  assert.ok((await ctl.call('capture_status')).adapter.capabilities.includes('seed'));
+  for (const seed of [42, undefined]) {
+    const rec = await ctl.call('start_recording', seed === undefined ? {} : { seed });
+    await waitFor('some input', async () => (await ctl.call('capture_status')).active?.events >= 2);
+    const stopped = await ctl.call('stop_recording', { op: rec.op });
+    const rp = await ctl.call('replay', { op: rec.op });
+    assert.equal(rp.divergence.identical, true, JSON.stringify(rp.divergence));
+    assert.equal(stopped.seed, seed ?? 1);
+  }
+  assert.deepEqual(g.seen.seeds, [42, 42, 1, 1]);
+  // Without the capability, the game gets none.
+  const plain = newGame();
+  await g.cappy.close();
+  await connected(plain);
+  const rec = await ctl.call('start_recording');
+  await ctl.call('stop_recording', { op: rec.op });
+  assert.deepEqual(plain.seen.seeds, [undefined]);
 });
 
 test('failed: what the game throws becomes failed with a code, never a hang', async () => {

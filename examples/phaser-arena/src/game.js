@@ -12,8 +12,9 @@ import { TUNING, BUILD } from './tuning.js';
 const FORMAT = 'phaser-arena/v1';
 const params = new URLSearchParams(location.search);
 const AUTOPILOT = params.get('autopilot') === '1'; // freeform play by a bot (CI has no player)
-// The seed of every recording (default: a new one each time): the same
-// steps from the same seed play the same run.
+// The seed of a recording when the controller gives none (it gives one to
+// every recording: the game advertises "seed"; default a new one each
+// time): the same steps from the same seed play the same run.
 const SEED = /^\d+$/.test(params.get('seed') ?? '') ? Number(params.get('seed')) >>> 0 : null;
 
 /**
@@ -174,6 +175,7 @@ const cappy = new Cappy({
   game: { id: 'phaser-arena', name: 'Phaser Arena' },
   build: BUILD,
   cameras: ['follow', 'overview'],
+  capabilities: ['seed'], // recordings are seeded by the controller: an agent's play replays the same, and saves as a play
   logger: console,
   hooks: {
     // The presented clock of an operation: the simulation time of the tick
@@ -189,7 +191,7 @@ const cappy = new Cappy({
       // The agent plays (control "agent"): its actions are the input, in
       // its steps; else the autopilot or the keyboard, in real time.
       const agent = op.control === 'agent';
-      const seed = SEED ?? (Math.random() * 2 ** 31) >>> 0;
+      const seed = op.seed ?? SEED ?? (Math.random() * 2 ** 31) >>> 0;
       const jitter = Math.random;
       const input = agent ? agentInput(op) : AUTOPILOT ? (sim) => autopilot(sim, jitter) : keyboard;
       const r = startRun(new Sim({ seed, mode: 'arena', tuning: TUNING, emit: emitter(op) }), input, op, Infinity, () => r.aim);
