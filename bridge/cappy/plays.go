@@ -379,6 +379,15 @@ func encodePlay(p *Play) ([]byte, error) {
 	head := *p
 	events, pictures := head.Events, head.Pictures
 	head.Events, head.Pictures = nil, nil
+	const mark = `"\u0000replay"`
+	var payload []byte
+	if len(head.Replay.JSON) > 0 {
+		var err error
+		if payload, err = layoutJSON(head.Replay.JSON, "    "); err != nil {
+			return nil, err
+		}
+		head.Replay.JSON = json.RawMessage(mark)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -389,6 +398,9 @@ func encodePlay(p *Play) ([]byte, error) {
 	// Cut `"events": null, "pictures": null` and the closing brace: the
 	// two lists are written below, an item a line.
 	out := buf.Bytes()
+	if payload != nil {
+		out = bytes.Replace(out, []byte(mark), payload, 1)
+	}
 	i := bytes.LastIndex(out, []byte(",\n  \"events\": null"))
 	if i < 0 {
 		return nil, errors.New("encode play: unexpected layout")
@@ -429,6 +441,84 @@ func encodePlay(p *Play) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, "\n}\n"...), nil
+}
+
+// layoutJSON lays a replay payload out for a diff: an object a key a line,
+// an array under it an item a line, everything deeper on that line.
+func layoutJSON(raw json.RawMessage, indent string) ([]byte, error) {
+	compact := func(v json.RawMessage) ([]byte, error) {
+		var b bytes.Buffer
+		err := json.Compact(&b, v)
+		return b.Bytes(), err
+	}
+	keys, obj, ok := orderedObject(raw)
+	if !ok {
+		return compact(raw) // not an object: one line
+	}
+	var out bytes.Buffer
+	out.WriteString("{")
+	for i, k := range keys {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		out.WriteString("\n" + indent + "  ")
+		out.Write(kb)
+		out.WriteString(": ")
+		var items []json.RawMessage
+		if json.Unmarshal(obj[k], &items) == nil && len(items) > 0 {
+			out.WriteString("[")
+			for j, it := range items {
+				c, err := compact(it)
+				if err != nil {
+					return nil, err
+				}
+				if j > 0 {
+					out.WriteByte(',')
+				}
+				out.WriteString("\n" + indent + "    ")
+				out.Write(c)
+			}
+			out.WriteString("\n" + indent + "  ]")
+			continue
+		}
+		c, err := compact(obj[k])
+		if err != nil {
+			return nil, err
+		}
+		out.Write(c)
+	}
+	if len(keys) > 0 {
+		out.WriteString("\n" + indent)
+	}
+	out.WriteString("}")
+	return out.Bytes(), nil
+}
+
+// orderedObject reads a JSON object's members in their order.
+func orderedObject(raw json.RawMessage) ([]string, map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	var keys []string
+	obj := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, isKey := t.(string)
+		if err != nil || !isKey {
+			return nil, nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, false
+		}
+		if _, dup := obj[k]; !dup {
+			keys = append(keys, k)
+		}
+		obj[k] = v
+	}
+	return keys, obj, true
 }
 
 // PlayDir is the plays folder of this service's capture config.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path"
 	"slices"
@@ -50,7 +51,13 @@ func runTest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		names, rest = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
-	cfg.Logger = newLogger(stderr, *verbose)
+	// Its lines are the output: the controller's log only when it warns
+	// (or with -v).
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Version = thisBuild().Version
 	if cfg.CappyListen == "" {
 		// Never the capture config's fixed port: the agents' servers of
