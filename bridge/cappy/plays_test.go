@@ -29,8 +29,8 @@ func TestPlayFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	seed := int64(7)
 	p := &Play{Format: PlayFormatVersion, Game: "g", Adapter: "a", Seed: &seed, LengthMs: 1500,
-		Replay: PlayReplay{Format: "f/1", JSON: json.RawMessage(`{"steps":[{"ms":500,"keys":["<a&b>"]}],"seed":12345678901234567890}`)},
-		Events: []PlayEvent{{T: 0, Event: "START"}, {T: 1500, Event: "END", Payload: json.RawMessage(`{"score":3}`)}},
+		Replay:   PlayReplay{Format: "f/1", JSON: json.RawMessage(`{"steps":[{"ms":500,"keys":["<a&b>"]}],"seed":12345678901234567890}`)},
+		Events:   []PlayEvent{{T: 0, Event: "START"}, {T: 1500, Event: "END", Payload: json.RawMessage(`{"score":3}`)}},
 		Pictures: []PlayPicture{}}
 	data, err := encodePlay(p)
 	if err != nil {
