@@ -305,7 +305,7 @@ func (t *playTest) validation(run *playreport.Run) protocol.Validation {
 	}
 	_ = passed
 	ms := run.Elapsed.Milliseconds()
-	return protocol.Validation{Kind: protocol.ValidationPlays, Name: "saved plays", Status: status, Summary: sanitize.Line(summary, 500),
+	return protocol.Validation{Kind: protocol.ValidationPlays, Name: "crosscode-mcp test", Status: status, Summary: sanitize.Line(summary, 500),
 		Commit: t.svc.HeadCommit(context.Background()), DurationMs: &ms}
 }
 

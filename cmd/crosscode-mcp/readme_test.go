@@ -194,6 +194,24 @@ func TestReadmeCommands(t *testing.T) {
 				if out, err := run(t, filepath.Join("..", ".."), []string{"go", "build", "-o", filepath.Join(t.TempDir(), "crosscode-mcp"), "./cmd/crosscode-mcp"}, 2*time.Minute); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
+			case len(args) > 1 && args[0] == "crosscode-mcp" && args[1] == "test":
+				// A run of saved plays: from the repository's root when it
+				// names an example's capture config (its data in a temp
+				// dir, not this clone's git directory), else in a
+				// repository whose saved play is the demo game's
+				// (examples/demo-arena's), as a user's would be.
+				dir, env := playsRepo(t), []string(nil)
+				if slices.Contains(args, "--capture-config") {
+					dir, env = filepath.Join("..", ".."), []string{"CROSSCODE_DATA=" + t.TempDir()}
+				}
+				cmd := exec.Command(filepath.Join(bin, "crosscode-mcp"), args[1:]...)
+				cmd.Dir = dir
+				cmd.Env = append(append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"), env...)
+				cmd.Env = append(cmd.Env, tempEnv(t)...)
+				out, err := cmd.CombinedOutput()
+				if err != nil || !strings.Contains(string(out), " passed, 0 failed\n") {
+					t.Fatalf("%v\n%s", err, out)
+				}
 			case strings.Contains(line, "examples/phaser-arena"):
 				// The web example's commands run from the repository's root.
 				if out, err := run(t, filepath.Join("..", ".."), args, 5*time.Minute); err != nil {
@@ -360,4 +378,14 @@ func grepFound(dir, s string) bool {
 		return nil
 	})
 	return found
+}
+
+// playsRepo is a repository with the demo game as its game and the demo
+// game's saved play (examples/demo-arena's .crosscode), for the documents'
+// `crosscode-mcp test` commands.
+func playsRepo(t *testing.T) string {
+	t.Helper()
+	repo := gitRepo(t)
+	copyDir(t, filepath.Join("..", "..", "examples", "demo-arena", ".crosscode"), filepath.Join(repo, ".crosscode"))
+	return repo
 }
