@@ -204,7 +204,7 @@ func TestReadmeCommands(t *testing.T) {
 				if slices.Contains(args, "--capture-config") {
 					dir, env = filepath.Join("..", ".."), []string{"CROSSCODE_DATA=" + t.TempDir()}
 				}
-				cmd := exec.Command(filepath.Join(bin, "crosscode-mcp"), args[1:]...)
+				cmd := exec.Command("sh", "-c", line) // as written, quotes and all
 				cmd.Dir = dir
 				cmd.Env = append(append(os.Environ(), "PATH="+path, "HOME="+t.TempDir(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"), env...)
 				cmd.Env = append(cmd.Env, tempEnv(t)...)
