@@ -23,8 +23,8 @@ type getCaptureIn struct {
 	// Pictures of the frames, as image content.
 	Keyframes         int       `json:"keyframes,omitempty" jsonschema:"minimum=0,maximum=8" jsonschema_description:"Pictures: this many frames evenly spaced over the capture (first and last included)."`
 	KeyframesAt       []float64 `json:"keyframesAt,omitempty" jsonschema_description:"Pictures: the frame nearest each of these t (ms)."`
-	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the frame nearest each event of these names (the first 8 matching)."`
-	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"One picture of the whole capture: a grid of up to 24 frames labelled with t and the nearest event."`
+	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the first frame at or after each event of these names (the first 8 matching)."`
+	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"One picture of the whole capture: a grid of up to 24 frames labelled with t and the last event at or before each."`
 	ImageBudgetBytes  int       `json:"imageBudgetBytes,omitempty" jsonschema:"minimum=1,maximum=4000000" jsonschema_description:"Most image bytes in this answer (default 1000000); what does not fit is listed in picturesLeftOut."`
 	Video             bool      `json:"video,omitempty" jsonschema_description:"Make (once) an MP4 of the frames with a WebVTT file of the events, for a human; answers their paths."`
 }
