@@ -743,6 +743,13 @@ CREATE INDEX proj_queued ON proj (ws, kind, expires_us) WHERE status = 'queued';
 CREATE INDEX proj_by_wait ON proj (ws, kind, actor, wait_us) WHERE wait_us > 0;
 CREATE INDEX proj_waited ON proj (ws, kind, expires_us) WHERE wait_us > 0;
 `,
+	// 10: what the agent is told beside a capture's outcome: its warnings
+	// (a JSON array of text, the game's and the controller's), and end_t,
+	// where it ended on its presented clock (NULL until it ended).
+	`
+ALTER TABLE captures ADD COLUMN warnings TEXT NOT NULL DEFAULT '';
+ALTER TABLE captures ADD COLUMN end_t REAL;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -15,7 +15,7 @@ type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
 	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
-	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness, for games that take one (default 1); its replay uses the same. Two plays with the same seed and steps are the same."`
+	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it. The same seed and steps make the same play."`
 }
 
 type startRecordingOut struct {
@@ -105,7 +105,7 @@ func appendNote(list []string, note string) []string {
 type stopRecordingIn struct {
 	Op           string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
 	WaitSeconds  int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
-	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of the recording's frames (default true)."`
+	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of its frames (default true)."`
 }
 
 // StopRecording is the stop_recording tool.

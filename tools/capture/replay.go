@@ -17,12 +17,12 @@ type replayIn struct {
 	Op             string                `json:"op" jsonschema_description:"The recording to play back (its op)."`
 	Preset         string                `json:"preset,omitempty"`
 	Presentation   protocol.Presentation `json:"presentation,omitempty" jsonschema_description:"timeScale, camera: only how it is shown changes."`
-	Compare        *bool                 `json:"compare,omitempty" jsonschema_description:"Check the replay's events against the recording's (default true)."`
+	Compare        *bool                 `json:"compare,omitempty" jsonschema_description:"Compare its events with the recording's (default true)."`
 	ToleranceMs    float64               `json:"toleranceMs,omitempty" jsonschema:"minimum=0" jsonschema_description:"Allowed t difference in the recording's clock (default 50)."`
 	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55"`
 	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1"`
 	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome as a validation."`
-	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). With frames on both sides, the pictures are compared too."`
+	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time (default 2; 0: none); with frames on both sides the pictures are compared too."`
 	ContactSheet   *bool                 `json:"contactSheet,omitempty" jsonschema_description:"When it finishes, attach a contact sheet of its frames (default true)."`
 }
 
