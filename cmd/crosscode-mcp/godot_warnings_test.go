@@ -36,7 +36,7 @@ func TestCaptureGodotWarnings(t *testing.T) {
 	}
 	scene = bytes.Replace(scene, []byte(`[ext_resource type="Script" path="res://main.gd" id="1"]`),
 		[]byte(`[ext_resource type="Script" path="res://main.gd" id="1"]`+"\n"+`[ext_resource type="Texture2D" path="res://art/hero-big.png" id="2"]`), 1)
-	scene = append(scene, []byte("\n[node name=\"Hero\" type=\"Sprite2D\" parent=\".\"]\ntexture = ExtResource(\"2\")\n")...)
+	scene = append(scene, []byte("\n[node name=\"Badge\" type=\"Sprite2D\" parent=\".\"]\ntexture = ExtResource(\"2\")\n")...)
 	os.WriteFile(filepath.Join(game, "main.tscn"), scene, 0o644)
 
 	cfg := plainConfig(nil)

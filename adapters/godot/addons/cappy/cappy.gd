@@ -1296,7 +1296,7 @@ func _warnings() -> Array[String]:
 	if int(loads["count"]) > 0:
 		var paths := ", ".join(PackedStringArray(loads["paths"]))
 		if loads["unimported"]:
-			out.append("the project is not imported: %d resources failed to load (%s), so what uses them is missing from the game and its pictures; import it once, and again after adding assets: godot --headless --import --path %s" % [loads["count"], paths, ProjectSettings.globalize_path("res://")])
+			out.append("the project is not imported: %d resources failed to load (%s), so what uses them is missing from the game and its pictures; import it once, and again after adding assets: godot --headless --import --path %s" % [loads["count"], paths, ProjectSettings.globalize_path("res://").trim_suffix("/")])
 		else:
 			out.append("%d resources failed to load (%s): what uses them is missing; the game's log says why" % [loads["count"], paths])
 	out.append_array(_event_problems.slice(0, MAX_EVENT_PROBLEMS))
