@@ -151,6 +151,7 @@ var _resolve_queued := false
 # accepts): what the game's log says that the agent should know.
 var _accepts_warnings := false
 var _warnings_sent := "[]" # the list last sent, as JSON
+var _op_warnings: Array[String] = [] # of the operation running (see _note)
 
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
@@ -429,7 +430,7 @@ func _physics_process(delta: float) -> void:
 	if _picture_due:
 		_picture_wait += 1
 		if _picture_wait > PICTURE_WAIT_FRAMES:
-			push_warning("Cappy: no frame was drawn for a step's picture within %d frames; going on without it" % PICTURE_WAIT_FRAMES)
+			_note("no frame was drawn for a step's picture within %d frames; the step went on without it" % PICTURE_WAIT_FRAMES)
 			_frames.skip_step_picture()
 
 
@@ -1116,7 +1117,7 @@ func _send_event(op: CappyOperation, text: String) -> bool:
 	if op != _op or not _launched:
 		return false
 	if text.length() > Connection.MAX_MESSAGE_BYTES:
-		push_warning("Cappy: dropping an event of %d bytes, over the 4 MiB message limit" % text.length())
+		_note("an event of %d bytes was dropped: over the 4 MiB message limit" % text.length())
 		return false
 	return _conn.send(text)
 
@@ -1186,6 +1187,8 @@ func _teardown(status: String) -> void:
 	_finish_pending = false
 	_replay_stopped = false
 	_replay = {}
+	_op_warnings.clear()
+	_sync_warnings()
 	_frames.end()
 	_restore_presentation()
 	Engine.max_physics_steps_per_frame = _game_max_steps
@@ -1300,10 +1303,20 @@ func _warnings() -> Array[String]:
 		else:
 			out.append("%d resources failed to load (%s): what uses them is missing; the game's log says why" % [loads["count"], paths])
 	out.append_array(_event_problems.slice(0, MAX_EVENT_PROBLEMS))
+	out.append_array(_op_warnings)
 	for i in out.size():
 		if out[i].to_utf8_buffer().size() > MAX_WARNING_BYTES:
 			out[i] = out[i].left(MAX_WARNING_CHARS)
 	return out.slice(0, MAX_WARNINGS)
+
+
+# A warning of the operation running: in the game's log, and the agent's
+# (it is over with the operation).
+func _note(text: String) -> void:
+	push_warning("Cappy: " + text)
+	if _op != null and not _op_warnings.has(text) and _op_warnings.size() < 8:
+		_op_warnings.append(text)
+		_sync_warnings()
 
 
 # Sends the warnings when they changed since the last time (to a
