@@ -114,6 +114,10 @@ type Welcome struct {
 	// (NODE_PATH:signal) and the event names they are sent as. Only for an
 	// adapter that advertised CapConfigEvents, and only when there are some.
 	Events map[string]string `json:"events,omitempty"`
+	// Accepts lists the optional adapter messages this controller takes
+	// (MsgWarnings), to an adapter that advertised the capability that
+	// sends them (CapWarnings); it sends one only when it is listed.
+	Accepts []string `json:"accepts,omitempty"`
 }
 
 // Reject refuses an adapter; the controller closes the socket after it.
@@ -370,10 +374,11 @@ type AdapterMessage struct {
 	Stepped       *Stepped
 	StepRefused   *StepRefused
 	InspectResult *InspectResult
+	Warnings      *Warnings // cappy_fresh.go
 }
 
 // Op is the operation the message is about ("" for hello, scenarios,
-// pong, actions and inspect_result).
+// pong, actions, inspect_result and warnings).
 func (m *AdapterMessage) Op() string {
 	switch {
 	case m.OpState != nil:
@@ -469,6 +474,8 @@ func DecodeAdapterMessage(data []byte) (*AdapterMessage, error) {
 		return m, checkFrame(m.Frame)
 	case "actions", "stepped", "step_refused", "inspect_result":
 		return m, decodePlay(head.Type, data, m)
+	case MsgWarnings:
+		return m, decodeWarnings(data, m)
 	case "pong":
 		m.Pong = new(Ping)
 		if err := decodeStrict(data, m.Pong, ""); err != nil {
@@ -733,7 +740,7 @@ var cappySchemaTypes = map[string]any{
 	"cappy-ping.json": Ping{}, "cappy-error.json": CappyError{}, "cappy-op-state.json": OpState{}, "cappy-event.json": Event{},
 	"cappy-completed.json": Completed{}, "cappy-failed.json": Failed{}, "cappy-frame.json": Frame{},
 	"cappy-actions.json": Actions{}, "cappy-step.json": Step{}, "cappy-stepped.json": Stepped{}, "cappy-step-refused.json": StepRefused{},
-	"cappy-inspect.json": Inspect{}, "cappy-inspect-result.json": InspectResult{},
+	"cappy-inspect.json": Inspect{}, "cappy-inspect-result.json": InspectResult{}, "cappy-warnings.json": Warnings{},
 }
 
 // cappySchemas generates the adapter protocol's schemas. Hello allows

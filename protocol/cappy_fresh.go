@@ -21,3 +21,45 @@ const (
 // for (1 by default): the game's random numbers follow it from its first
 // frame, so that every launch for that seed starts the same.
 const SeedEnv = "CAPPY_SEED"
+
+// Warnings: what an adapter knows that the agent should (a project not
+// imported, a signal the config's events names that the game does not
+// have, a frame step on the wall clock), so that a warning in the game's
+// log also reaches the answer of the tool call it concerns.
+
+// MsgWarnings is the adapter message that carries them. An adapter that
+// sends them advertises CapWarnings, and sends one only when the
+// controller's welcome lists MsgWarnings in accepts: an older controller
+// would fail the operation at an unknown message, and an older adapter's
+// strict decoder would refuse a welcome with accepts.
+const (
+	MsgWarnings = "warnings"
+	CapWarnings = "warnings"
+)
+
+// The most warnings one message carries, and the longest one.
+const (
+	MaxWarnings     = 32
+	MaxWarningBytes = 1000
+)
+
+// Warnings is the adapter's list of warnings as it stands: the whole list,
+// each time it changes (an empty list clears it). The controller adds
+// each to the operation running, if any, and shows the list in its status.
+type Warnings struct {
+	Type     string   `json:"type" jsonschema:"enum=warnings"`
+	Warnings []string `json:"warnings" jsonschema:"maxItems=32"`
+}
+
+func decodeWarnings(data []byte, m *AdapterMessage) error {
+	m.Warnings = new(Warnings)
+	if err := decodeStrict(data, m.Warnings, ""); err != nil {
+		return err
+	}
+	c := &checker{}
+	if len(m.Warnings.Warnings) > MaxWarnings {
+		c.fail("warnings", "%d warnings, at most %d", len(m.Warnings.Warnings), MaxWarnings)
+	}
+	list(c, "warnings", m.Warnings.Warnings, true, false, func(f, v string) { c.text(f, v, MaxWarningBytes, true) })
+	return c.result()
+}

@@ -17,6 +17,8 @@ func TestDecodeAdapterMessages(t *testing.T) {
 		"failed":      `{"type":"failed","op":"op_1","code":"SCENARIO_NOT_FOUND","message":"no such scenario"}`,
 		"pong":        `{"type":"pong","nonce":"n1"}`,
 		"file replay": `{"type":"completed","op":"op_1","replay":{"kind":"file","path":"/tmp/r.bin","bytes":10,"sha256":"8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"}}`,
+		"warnings":    `{"type":"warnings","warnings":["events: no node Playr under the scene /root/Main (for PLAYER_HIT)"]}`,
+		"no warnings": `{"type":"warnings","warnings":[]}`,
 	}
 	for name, in := range ok {
 		m, err := DecodeAdapterMessage([]byte(in))
@@ -43,6 +45,11 @@ func TestDecodeAdapterMessages(t *testing.T) {
 		"duplicate scenario":   `{"type":"scenarios","scenarios":[{"id":"s"},{"id":"s"}]}`,
 		"bad sha":              `{"type":"completed","op":"o","replay":{"kind":"inline","encoding":"base64","data":"aGk=","sha256":"xyz"}}`,
 		"file without bytes":   `{"type":"completed","op":"o","replay":{"kind":"file","path":"/tmp/r","sha256":"8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"}}`,
+		"warnings missing":     `{"type":"warnings"}`,
+		"warning empty":        `{"type":"warnings","warnings":[""]}`,
+		"warning too long":     `{"type":"warnings","warnings":["` + strings.Repeat("w", MaxWarningBytes+1) + `"]}`,
+		"too many warnings":    `{"type":"warnings","warnings":[` + strings.Repeat(`"w",`, MaxWarnings) + `"w"]}`,
+		"warnings of an op":    `{"type":"warnings","op":"o","warnings":[]}`,
 	}
 	for name, in := range bad {
 		if _, err := DecodeAdapterMessage([]byte(in)); err == nil {

@@ -98,7 +98,7 @@ func typeOf(raw json.RawMessage) string {
 }
 
 var adapterTypes = []string{"hello", "scenarios", "ready", "started", "event", "completed", "failed", "pong", "frame",
-	"actions", "stepped", "step_refused", "inspect_result"}
+	"actions", "stepped", "step_refused", "inspect_result", "warnings"}
 
 // controllerMessage decodes a controller's message as strictly as the
 // adapter library's decoder would tolerantly, and checks its values.

@@ -44,6 +44,12 @@ type Capture struct {
 	// (a recording's, or the one a replay played with); nil when the
 	// adapter takes none.
 	Seed *int64 `json:"seed,omitempty"`
+	// Warnings are what the game and the controller warned of while it
+	// ran, in order, each once (text from the game: data).
+	Warnings []string `json:"warnings,omitempty"`
+	// EndT is where it ended on its presented clock (the clock of its
+	// events); nil until it ended.
+	EndT *float64 `json:"endT,omitempty"`
 }
 
 // FrameDrops counts the frames a controller dropped, by why: over the
@@ -75,8 +81,8 @@ func (s *Store) CreateCapture(ctx context.Context, c *Capture) error {
 	if c.Seed != nil {
 		seed = *c.Seed
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request, owner, seed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest), c.Owner, seed)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO captures (op, kind, scenario, parameters, presentation, status, game, adapter, build, replay_sha, replay_of, created_us, frames_request, owner, seed, warnings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Op, c.Kind, c.Scenario, string(params), string(pres), c.Status, c.Game, c.Adapter, c.Build, c.ReplaySHA, c.ReplayOf, micros(c.CreatedAt), string(c.FramesRequest), c.Owner, seed, warningsJSON(c.Warnings))
 	if err != nil {
 		return fmt.Errorf("create capture: %w", err)
 	}
@@ -101,6 +107,18 @@ type CaptureUpdate struct {
 	Summary   json.RawMessage
 	// FramesDropped, when set, replaces the capture's drop counts.
 	FramesDropped *FrameDrops
+	// Warnings, when not nil, replaces the capture's warnings.
+	Warnings []string
+	// EndT, when set, is where it ended on its presented clock.
+	EndT *float64
+}
+
+// warningsJSON is the warnings column's text: "" for none.
+func warningsJSON(w []string) string {
+	if len(w) == 0 {
+		return ""
+	}
+	return string(mustJSON(w))
 }
 
 // UpdateCapture applies u.
@@ -130,6 +148,12 @@ func (s *Store) UpdateCapture(ctx context.Context, op string, u CaptureUpdate) e
 	}
 	if u.FramesDropped != nil {
 		add("frames_dropped", string(mustJSON(u.FramesDropped)))
+	}
+	if u.Warnings != nil {
+		add("warnings", warningsJSON(u.Warnings))
+	}
+	if u.EndT != nil {
+		add("end_t", *u.EndT)
 	}
 	if len(sets) == 0 {
 		return nil
@@ -189,16 +213,26 @@ func (s *Store) AppendEvents(ctx context.Context, op string, events []CaptureEve
 	return tx.Commit()
 }
 
-const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped, owner, seed"
+const captureCols = "op, kind, scenario, parameters, presentation, status, code, message, game, adapter, build, replay_sha, replay_of, events, last_seq, last_t, created_us, started_us, ended_us, summary, frames_request, frames, frame_bytes, frames_dropped, owner, seed, warnings, end_t"
 
 func scanCapture(row interface{ Scan(...any) error }) (*Capture, error) {
 	var c Capture
-	var params, pres, summary, framesReq, drops string
+	var params, pres, summary, framesReq, drops, warnings string
 	var created, started, ended int64
 	var seed sql.NullInt64
+	var endT sql.NullFloat64
 	if err := row.Scan(&c.Op, &c.Kind, &c.Scenario, &params, &pres, &c.Status, &c.Code, &c.Message, &c.Game, &c.Adapter, &c.Build,
-		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops, &c.Owner, &seed); err != nil {
+		&c.ReplaySHA, &c.ReplayOf, &c.Events, &c.LastSeq, &c.LastT, &created, &started, &ended, &summary, &framesReq, &c.Frames, &c.FrameBytes, &drops, &c.Owner, &seed,
+		&warnings, &endT); err != nil {
 		return nil, err
+	}
+	if endT.Valid {
+		c.EndT = &endT.Float64
+	}
+	if warnings != "" {
+		if err := json.Unmarshal([]byte(warnings), &c.Warnings); err != nil {
+			return nil, fmt.Errorf("capture %s: warnings: %w", c.Op, err)
+		}
 	}
 	if seed.Valid {
 		c.Seed = &seed.Int64

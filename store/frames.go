@@ -139,6 +139,23 @@ func (s *Store) NearestFrame(ctx context.Context, op string, t float64) (*Captur
 	return best, nil
 }
 
+// FrameAtOrAfter returns the first frame at or after t (a picture of an
+// event: the first drawn once it happened), else the last frame, or
+// ErrNotFound when the capture has no frames.
+func (s *Store) FrameAtOrAfter(ctx context.Context, op string, t float64) (*CaptureFrame, error) {
+	f, err := scanFrame(s.readQueryRow(ctx, selFrameAfterSQL, op, t))
+	if errors.Is(err, sql.ErrNoRows) {
+		f, err = scanFrame(s.readQueryRow(ctx, selFrameBeforeSQL, op, t))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("frames of %s: %w", op, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("frame at or after: %w", err)
+	}
+	return &f, nil
+}
+
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x
@@ -146,11 +163,12 @@ func abs(x float64) float64 {
 	return x
 }
 
-// NearestEvent returns the event whose t is nearest t (the earlier one on
-// a tie), or ErrNotFound for a capture without events. An operation's
-// events never go back in t, so seq order is t order: it binary-searches
-// seq with point reads, never scanning the events, whatever their number.
-func (s *Store) NearestEvent(ctx context.Context, op string, t float64) (*CaptureEvent, error) {
+// EventAtOrBefore returns the last event whose t is at or before t (a
+// picture's caption: what had happened when it was drawn), or ErrNotFound
+// when there is none. An operation's events never go back in t, so seq
+// order is t order: it binary-searches seq with point reads, never
+// scanning the events, whatever their number.
+func (s *Store) EventAtOrBefore(ctx context.Context, op string, t float64) (*CaptureEvent, error) {
 	c, err := s.Capture(ctx, op)
 	if err != nil {
 		return nil, err
@@ -163,51 +181,30 @@ func (s *Store) NearestEvent(ctx context.Context, op string, t float64) (*Captur
 		}
 		return e, err
 	}
-	// Find the first event with t >= target: lo..hi brackets its seq.
+	// Find the first event with t > target: lo..hi brackets its seq.
 	lo, hi := int64(1), max(c.LastSeq, c.Events)+1
-	var after *CaptureEvent
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		e, err := at(mid)
 		if err != nil {
-			return nil, fmt.Errorf("nearest event: %w", err)
+			return nil, fmt.Errorf("event at or before: %w", err)
 		}
-		if e == nil || e.T >= t {
-			if e != nil {
-				after = e
-			}
-			hi = mid
+		if e == nil || e.T > t {
+			hi = mid // every event from mid on is later
 		} else {
 			lo = e.Seq + 1
 		}
 	}
-	// The one before it: the last event with t < target.
-	var before *CaptureEvent
-	if after == nil || after.Seq > 1 {
-		q := "SELECT seq, t, event, duration_ms, payload, received_us FROM capture_events WHERE op = ? AND seq < ? ORDER BY seq DESC LIMIT 1"
-		bound := hi
-		if after != nil {
-			bound = after.Seq
-		}
-		e, err := scanEvent(s.readQueryRow(ctx, q, op, bound))
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("nearest event: %w", err)
-		}
-		if err == nil {
-			before = e
-		}
+	// The one before it: the last event with t <= target.
+	q := "SELECT seq, t, event, duration_ms, payload, received_us FROM capture_events WHERE op = ? AND seq < ? ORDER BY seq DESC LIMIT 1"
+	e, err := scanEvent(s.readQueryRow(ctx, q, op, hi))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("events of %s at or before t=%g: %w", op, t, ErrNotFound)
 	}
-	switch {
-	case before == nil && after == nil:
-		return nil, fmt.Errorf("events of %s: %w", op, ErrNotFound)
-	case after == nil:
-		return before, nil
-	case before == nil:
-		return after, nil
-	case t-before.T <= after.T-t:
-		return before, nil
+	if err != nil {
+		return nil, fmt.Errorf("event at or before: %w", err)
 	}
-	return after, nil
+	return e, nil
 }
 
 // LastEvents returns the last n events of a capture, in seq order.

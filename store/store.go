@@ -743,7 +743,14 @@ CREATE INDEX proj_queued ON proj (ws, kind, expires_us) WHERE status = 'queued';
 CREATE INDEX proj_by_wait ON proj (ws, kind, actor, wait_us) WHERE wait_us > 0;
 CREATE INDEX proj_waited ON proj (ws, kind, expires_us) WHERE wait_us > 0;
 `,
-	// 10: the last result of each saved play run here (see plays.go): by
+	// 10: what the agent is told beside a capture's outcome: its warnings
+	// (a JSON array of text, the game's and the controller's), and end_t,
+	// where it ended on its presented clock (NULL until it ended).
+	`
+ALTER TABLE captures ADD COLUMN warnings TEXT NOT NULL DEFAULT '';
+ALTER TABLE captures ADD COLUMN end_t REAL;
+`,
+	// 11: the last result of each saved play run here (see plays.go): by
 	// the test command or the replay tool, whichever ran it last.
 	`
 CREATE TABLE play_results (

@@ -174,11 +174,10 @@ func TestPlainGameAgentPlay(t *testing.T) {
 	done := p.stop()
 	var summary map[string]any
 	json.Unmarshal(done.Summary, &summary)
-	if summary["warnings"] != nil || summary["seed"] != 7.0 {
+	// Its warnings: the two events that cannot connect, and nothing of
+	// the frame step (it is fixed).
+	if probs, _ := summary["warnings"].([]any); len(probs) != 2 || !strings.HasPrefix(fmt.Sprint(probs[0]), "events: ") || summary["seed"] != 7.0 {
 		t.Fatalf("summary: %s", done.Summary)
-	}
-	if probs, _ := summary["eventProblems"].([]any); len(probs) != 2 {
-		t.Fatalf("the two events that cannot connect are not reported: %s", done.Summary)
 	}
 	// The Clock, a Timer node of 0.5 s: tick k at k x 500 ms of game time
 	// (within the frame its time runs out in), its count as the argument.
@@ -236,7 +235,7 @@ func TestPlainGameFallback(t *testing.T) {
 	var summary map[string]any
 	json.Unmarshal(done.Summary, &summary)
 	w, _ := summary["warnings"].([]any)
-	if len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), "--fixed-fps 60") {
+	if len(w) == 0 || !strings.Contains(fmt.Sprint(w[0]), "--fixed-fps 60") {
 		t.Fatalf("summary without a fixed frame step: %s", done.Summary)
 	}
 }

@@ -344,6 +344,8 @@ type adapterConn struct {
 	inspects map[string]*inspectWait // inspects in flight, by id
 	inspectN int
 	expired  []string // ids of inspects that timed out: their late answers are ignored
+
+	warnings []string // the adapter's (protocol.MsgWarnings), guarded by Controller.mu
 }
 
 // paused runs f on the reader goroutine: work of the controller's own
@@ -544,6 +546,9 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	if h.HasCapability(protocol.CapConfigEvents) && len(c.cfg.Events) > 0 {
 		welcome.Events = c.cfg.Events
 	}
+	if h.HasCapability(protocol.CapWarnings) {
+		welcome.Accepts = []string{protocol.MsgWarnings}
+	}
 	if err := a.send(ctx, welcome); err != nil {
 		return
 	}
@@ -717,6 +722,9 @@ func (c *Controller) handle(ctx context.Context, a *adapterConn, m *protocol.Ada
 		return
 	case m.InspectResult != nil:
 		c.inspectAnswer(ctx, a, m.InspectResult)
+		return
+	case m.Warnings != nil:
+		c.adapterWarnings(a, m.Warnings)
 		return
 	}
 	// An operation message: most often about the active one.

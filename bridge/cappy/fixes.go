@@ -49,7 +49,7 @@ func capabilityFix(h *protocol.Hello, c string) string {
 		if fix, ok := godotFixes[c]; ok {
 			return fix
 		}
-		return fmt.Sprintf("the Godot addon offers %q with no game code since version 0.2.0; this game's addon is %s: copy adapters/godot/addons/cappy into the game's addons/ again", c, orUnknown(version))
+		return fmt.Sprintf("the Godot addon offers %q with no game code since version 0.2.0; this game's addon is %s: write a newer one into the project with crosscode-mcp godot install-addon DIR", c, orUnknown(version))
 	case jsAdapter:
 		if fix, ok := jsFixes[c]; ok {
 			return fix

@@ -28,11 +28,11 @@ func TestMissingCapabilityNamesItsFix(t *testing.T) {
 		says  []string
 	}{
 		{"godot without input (an old addon)", godot("scenarios", "freeform_recording"), &Request{Kind: KindRecording, Control: ControlAgent},
-			protocol.CappyCapabilityMissing, []string{`"input"`, "played in steps", "0.1.0", "copy adapters/godot/addons/cappy"}},
+			protocol.CappyCapabilityMissing, []string{`"input"`, "played in steps", "0.1.0", "crosscode-mcp godot install-addon"}},
 		{"godot without freeform recording", godot("scenarios"), &Request{Kind: KindRecording},
-			protocol.CappyCapabilityMissing, []string{`"freeform_recording"`, "copy adapters/godot/addons/cappy"}},
+			protocol.CappyCapabilityMissing, []string{`"freeform_recording"`, "crosscode-mcp godot install-addon"}},
 		{"godot without replay", godot("scenarios"), &Request{Kind: KindReplay},
-			protocol.CappyReplayUnsupported, []string{`"replay"`, "copy adapters/godot/addons/cappy"}},
+			protocol.CappyReplayUnsupported, []string{`"replay"`, "crosscode-mcp godot install-addon"}},
 		{"godot without cameras", godot("scenarios", "time_scale"), &Request{Kind: KindScenario, Scenario: "menu", Presentation: protocol.Presentation{"camera": "drone"}},
 			protocol.CappyCapabilityMissing, []string{"alternate_cameras", "Cappy.register_camera"}},
 		{"godot scenario needing cameras", godot("scenarios"), &Request{Kind: KindScenario, Scenario: "flyby"},

@@ -131,8 +131,8 @@ func TestFramesStoredWithTheOperation(t *testing.T) {
 	if f, err := e.st.NearestFrame(context.Background(), o.ID, 320); err != nil || f.T != 500 {
 		t.Fatalf("nearest frame to 320: %+v %v", f, err)
 	}
-	if ev, err := e.st.NearestEvent(context.Background(), o.ID, 480); err != nil || ev.Event != "HIT" {
-		t.Fatalf("nearest event to 480: %+v %v", ev, err)
+	if ev, err := e.st.EventAtOrBefore(context.Background(), o.ID, 480); err != nil || ev.Event != "HIT" {
+		t.Fatalf("the event at or before 480: %+v %v", ev, err)
 	}
 }
 

@@ -33,7 +33,7 @@ type Picture struct {
 	Why    string  `json:"why,omitempty" jsonschema_description:"What it was chosen for: an event, a t, or its place among evenly spaced frames."`
 	T      float64 `json:"t" jsonschema_description:"The frame's t (ms); for a contact sheet, its first frame's."`
 	Seq    int64   `json:"seq,omitempty"`
-	Event  string  `json:"event,omitempty" jsonschema_description:"The event nearest the frame (game text)."`
+	Event  string  `json:"event,omitempty" jsonschema_description:"The last event at or before the frame (game text)."`
 	EventT float64 `json:"eventT,omitempty"`
 	File   string  `json:"file" jsonschema_description:"The stored frame (or generated image) on disk, full size."`
 	Width  int     `json:"width"`
@@ -54,7 +54,8 @@ func (s *Service) framePath(f *store.CaptureFrame) string {
 	return filepath.Join(s.Controller.FrameDir(), f.File)
 }
 
-// picture reads a stored frame for the agent, with the event nearest it.
+// picture reads a stored frame for the agent, captioned with the last
+// event at or before it (what had happened when it was drawn).
 func (s *Service) picture(ctx context.Context, op string, f *store.CaptureFrame, why string) (*Picture, error) {
 	path := s.framePath(f)
 	jpg, w, h, err := visual.AgentJPEG(path, AgentWidth, agentQuality)
@@ -62,7 +63,7 @@ func (s *Service) picture(ctx context.Context, op string, f *store.CaptureFrame,
 		return nil, fmt.Errorf("frame %d of %s: %w", f.Seq, op, err)
 	}
 	p := &Picture{Kind: "keyframe", Why: why, T: f.T, Seq: f.Seq, File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}
-	if e, err := s.Store.NearestEvent(ctx, op, f.T); err == nil {
+	if e, err := s.Store.EventAtOrBefore(ctx, op, f.T); err == nil {
 		p.Event, p.EventT = sanitize.Line(e.Event, 120), e.T
 	}
 	return p, nil
@@ -70,7 +71,7 @@ func (s *Service) picture(ctx context.Context, op string, f *store.CaptureFrame,
 
 // KeyframeQuery chooses frames of a capture.
 type KeyframeQuery struct {
-	Events []string  // the frame nearest each event of these names
+	Events []string  // the first frame at or after each event of these names
 	Ts     []float64 // the frame nearest each t
 	Count  int       // Count evenly spaced frames, first and last included
 	Max    int       // at most this many in all (default MaxKeyframes)
@@ -99,7 +100,7 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 	type pick struct {
 		t     float64
 		why   string
-		event string // the event it was chosen for
+		event string // the event it was chosen for: its picture is the first frame at or after it
 	}
 	var picks []pick
 	var notes []string
@@ -135,7 +136,12 @@ func (s *Service) Keyframes(ctx context.Context, op string, q KeyframeQuery) ([]
 	seen := map[int64]bool{}
 	var out []*Picture
 	for _, p := range picks {
-		f, err := s.Store.NearestFrame(ctx, op, p.t)
+		var f *store.CaptureFrame
+		if p.event != "" {
+			f, err = s.Store.FrameAtOrAfter(ctx, op, p.t)
+		} else {
+			f, err = s.Store.NearestFrame(ctx, op, p.t)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -230,8 +236,8 @@ func (s *Service) frameSpan(ctx context.Context, op string) (float64, float64, e
 const SheetCells = 24
 
 // ContactSheet makes one picture of a whole capture: up to SheetCells
-// frames evenly spaced over it, each labelled with its t and the event
-// nearest it. It is kept beside the capture (Picture.File).
+// frames evenly spaced over it, each labelled with its t and the last
+// event at or before it. It is kept beside the capture (Picture.File).
 func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error) {
 	c, err := s.Store.Capture(ctx, op)
 	if err != nil {
@@ -250,26 +256,9 @@ func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error)
 			}
 		}
 	}
-	first, last, err := s.frameSpan(ctx, op)
+	items, first, err := s.sheetItems(ctx, op, int(min(c.Frames, SheetCells)))
 	if err != nil {
 		return nil, err
-	}
-	var items []visual.SheetItem
-	seen := map[int64]bool{}
-	for _, t := range spaced(first, last, int(min(c.Frames, SheetCells))) {
-		f, err := s.Store.NearestFrame(ctx, op, t)
-		if err != nil {
-			return nil, err
-		}
-		if seen[f.Seq] {
-			continue
-		}
-		seen[f.Seq] = true
-		label := []string{seconds(f.T)}
-		if e, err := s.Store.NearestEvent(ctx, op, f.T); err == nil {
-			label = append(label, e.Event) // sanitised by the sheet
-		}
-		items = append(items, visual.SheetItem{Path: s.framePath(f), Label: label})
 	}
 	jpg, w, h, err := visual.ContactSheet(items, &visual.SheetOptions{Width: AgentWidth, MaxCells: SheetCells})
 	if err != nil {
@@ -280,6 +269,34 @@ func (s *Service) ContactSheet(ctx context.Context, op string) (*Picture, error)
 	}
 	return &Picture{Kind: "contact_sheet", Why: fmt.Sprintf("%d frames of %d, evenly spaced", len(items), c.Frames), T: first,
 		File: path, Width: w, Height: h, Bytes: len(jpg), JPEG: jpg}, nil
+}
+
+// sheetItems are a contact sheet's cells: up to n frames evenly spaced
+// over the capture, each once, labelled with its t and the last event at
+// or before it; and the first frame's t.
+func (s *Service) sheetItems(ctx context.Context, op string, n int) ([]visual.SheetItem, float64, error) {
+	first, last, err := s.frameSpan(ctx, op)
+	if err != nil {
+		return nil, 0, err
+	}
+	var items []visual.SheetItem
+	seen := map[int64]bool{}
+	for _, t := range spaced(first, last, n) {
+		f, err := s.Store.NearestFrame(ctx, op, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		if seen[f.Seq] {
+			continue
+		}
+		seen[f.Seq] = true
+		label := []string{seconds(f.T)}
+		if e, err := s.Store.EventAtOrBefore(ctx, op, f.T); err == nil {
+			label = append(label, e.Event) // sanitised by the sheet
+		}
+		items = append(items, visual.SheetItem{Path: s.framePath(f), Label: label})
+	}
+	return items, first, nil
 }
 
 // mediaDir holds what is made from frames (sheets, videos, comparisons).
@@ -416,7 +433,7 @@ type VisualSpan struct {
 	Frames     int     `json:"frames" jsonschema_description:"Differing frames in it."`
 	MaxDiff    float64 `json:"maxDiff" jsonschema_description:"The largest share of the picture that changed (0-1)."`
 	MaxCell    float64 `json:"maxCell" jsonschema_description:"The largest change of one small area (0-1)."`
-	Event      string  `json:"event,omitempty" jsonschema_description:"The replay event nearest its most different frame."`
+	Event      string  `json:"event,omitempty" jsonschema_description:"The last replay event at or before its most different frame."`
 	Image      string  `json:"image,omitempty" jsonschema_description:"Its most different frame beside the recording's (on disk)."`
 	worst      pairCopy
 }
@@ -468,7 +485,7 @@ type VisualDivergence struct {
 	SimT       float64 `json:"simT,omitempty" jsonschema_description:"Their simulation time (t x timeScale)."`
 	Diff       float64 `json:"diff,omitempty"`
 	Cell       float64 `json:"cell,omitempty" jsonschema_description:"The largest change of one small area of that pair."`
-	Event      string  `json:"event,omitempty" jsonschema_description:"The replay event nearest that frame."`
+	Event      string  `json:"event,omitempty" jsonschema_description:"The last replay event at or before that frame."`
 	Image      string  `json:"image,omitempty" jsonschema_description:"The two frames side by side (on disk)."`
 	picture    *Picture
 }
@@ -624,7 +641,7 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 		if d.Identical {
 			d.Identical = false
 			d.T, d.RecordingT, d.SimT, d.Diff, d.Cell = f.T, best.T, simT, diff, cell
-			if e, err := s.Store.NearestEvent(ctx, replay, f.T); err == nil {
+			if e, err := s.Store.EventAtOrBefore(ctx, replay, f.T); err == nil {
 				d.Event = sanitize.Line(e.Event, 120)
 			}
 			jpg, w, h, err := visual.SideBySide(s.framePath(best), s.framePath(f), labels[0]+" t="+ms(best.T), labels[1]+" t="+ms(f.T), AgentWidth)
@@ -651,10 +668,10 @@ func (s *Service) CompareFrames(ctx context.Context, recording, replay string, o
 }
 
 // spanPicture writes the side-by-side image of a span's most different
-// pair (the n-th span's) and names the replay event nearest it.
+// pair (the n-th span's) and names the last replay event at or before it.
 func (s *Service) spanPicture(ctx context.Context, replay string, sp *VisualSpan, n int, labels [2]string) {
 	w := &sp.worst
-	if e, err := s.Store.NearestEvent(ctx, replay, w.rep.T); err == nil {
+	if e, err := s.Store.EventAtOrBefore(ctx, replay, w.rep.T); err == nil {
 		sp.Event = sanitize.Line(e.Event, 120)
 	}
 	jpg, _, _, err := visual.SideBySide(s.framePath(&w.rec), s.framePath(&w.rep), labels[0]+" t="+ms(w.rec.T), labels[1]+" t="+ms(w.rep.T), AgentWidth)

@@ -64,11 +64,13 @@ func scriptedRunFPS(t *testing.T, e *env, a *testAdapter, pres protocol.Presenta
 	for tt := range events {
 		ts = append(ts, tt)
 	}
+	slices.Sort(ts)
 	for i, sh := range shots {
-		for _, tt := range ts {
-			if tt == sh.t {
-				a.send(t, map[string]any{"type": "event", "op": o.ID, "t": tt, "event": events[tt]})
-			}
+		// The events up to the frame's t, before it (as a game sends
+		// what happened before it draws).
+		for len(ts) > 0 && ts[0] <= sh.t {
+			a.send(t, map[string]any{"type": "event", "op": o.ID, "t": ts[0], "event": events[ts[0]]})
+			ts = ts[1:]
 		}
 		a.send(t, frameMsg(o.ID, sh.t, protocol.MimeJPEG, 320, 180, pictureBox(t, 320, 180, sh.c, q, sh.boxX)))
 		if (i+1)%(frameQueue/2) == 0 {
@@ -185,6 +187,37 @@ func TestKeyframesAndContactSheet(t *testing.T) {
 	noFrames := completeScenario(t, e, a)
 	if _, err := s.ContactSheet(ctx, noFrames.Op); err != ErrNoFrames {
 		t.Fatalf("sheet without frames: %v", err)
+	}
+}
+
+// A picture of an event is the first frame at or after it (what the game
+// drew once it happened), never the frame before; a caption names the
+// last event at or before its frame, never one that came later.
+func TestPicturesOfEvents(t *testing.T) {
+	s, e, a := mediaEnv(t)
+	// Frames every 500 ms; the hit 83 ms after a frame, the start 100 ms
+	// after one: each nearer the frame before it.
+	op := scriptedRun(t, e, a, nil, fight(500), 90, map[float64]string{200: "SPAWN", 1100: "START_GAME", 2083: "PLAYER_HIT"})
+	ctx := context.Background()
+	pics, _, err := s.Keyframes(ctx, op, KeyframeQuery{Events: []string{"START_GAME", "PLAYER_HIT"}})
+	if err != nil || len(pics) != 2 || pics[0].T != 1500 || pics[0].Event != "START_GAME" || pics[1].T != 2500 || pics[1].Event != "PLAYER_HIT" {
+		t.Fatalf("pictures of START_GAME (1100) and PLAYER_HIT (2083): %+v %v", pics, err)
+	}
+	pics, _, err = s.Keyframes(ctx, op, KeyframeQuery{Ts: []float64{0, 1000, 2000}})
+	if err != nil || len(pics) != 3 || pics[0].Event != "" || pics[1].Event != "SPAWN" || pics[2].Event != "START_GAME" {
+		t.Fatalf("captions at 0, 1000 and 2000: %+v %v", pics, err)
+	}
+	items, _, err := s.sheetItems(ctx, op, 7)
+	if err != nil || len(items) != 7 {
+		t.Fatalf("sheet items: %+v %v", items, err)
+	}
+	var labels []string
+	for _, it := range items {
+		labels = append(labels, strings.Join(it.Label, " "))
+	}
+	want := []string{"0.0 s", "0.5 s SPAWN", "1.0 s SPAWN", "1.5 s START_GAME", "2.0 s START_GAME", "2.5 s PLAYER_HIT", "3.0 s PLAYER_HIT"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("contact sheet captions %q, want %q", labels, want)
 	}
 }
 

@@ -72,12 +72,15 @@ type Operation struct {
 	aborted   *outcome      // set by Cancel or a timeout before it tells the adapter
 	frames    frameState    // guarded by mu
 	play      playState     // guarded by mu
+	warnings  []string      // the game's and the controller's, guarded by mu (warnings.go)
+	warnMu    sync.Mutex    // orders the stores of warnings
 }
 
 type outcome struct {
 	status, code, message string
 	replay                *store.Replay
 	summary               json.RawMessage // the adapter's, from completed
+	warnings              []string        // the summary's
 }
 
 // Outcome is how an operation ended (or stands).
@@ -227,6 +230,7 @@ func (o *Operation) handle(ctx context.Context, c *Controller, a *adapterConn, m
 		}
 		out := outcome{status: StatusCompleted}
 		out.summary, out.message = c.keepSummary(o, m.Completed.Summary)
+		out.warnings = summaryWarnings(out.summary)
 		if o.Kind == KindRecording {
 			if m.Completed.Replay == nil {
 				c.violation(ctx, a, o.ID, protocol.CappyInvalidMessage, "a recording's completed without its replay")
@@ -359,11 +363,19 @@ func (c *Controller) finish(o *Operation, out outcome) {
 	if o.timer != nil {
 		o.timer.Stop()
 	}
+	o.addWarnings(out.warnings)
+	end := o.endT(out.summary)
 	o.mu.Unlock()
 	ctx := context.Background()
 	c.flush(ctx, o)
 	drops := o.endFrames()
-	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now(), Summary: out.summary, FramesDropped: drops}
+	o.warnMu.Lock()
+	defer o.warnMu.Unlock()
+	o.mu.Lock()
+	warnings := slices.Clone(o.warnings)
+	o.mu.Unlock()
+	u := store.CaptureUpdate{Status: out.status, Code: out.code, Message: out.message, EndedAt: time.Now(), Summary: out.summary, FramesDropped: drops,
+		Warnings: warnings, EndT: &end}
 	if out.replay != nil {
 		u.ReplaySHA = out.replay.SHA256
 	}
@@ -444,6 +456,9 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		return nil, missingCapability(a.hello, protocol.CapInput, "it cannot be played in steps")
 	}
 	o := &Operation{ID: ids.New("op"), Kind: r.Kind, Scenario: r.Scenario, Presentation: r.Presentation, Created: time.Now(), Control: r.Control, done: make(chan struct{}), kick: make(chan struct{}, 1)}
+	c.mu.Lock()
+	o.addWarnings(a.warnings) // what the game warns of concerns what it runs
+	c.mu.Unlock()
 	if r.OnEvent != nil {
 		o.Listen(r.OnEvent)
 	}
@@ -528,7 +543,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 	pres, _ := json.Marshal(o.Presentation)
 	capt := &store.Capture{Op: o.ID, Kind: o.Kind, Scenario: o.Scenario, Parameters: params, Presentation: pres, Status: o.status,
 		Game: a.hello.Game.ID, Adapter: a.hello.Adapter.Name + " " + a.hello.Adapter.Version, Build: a.hello.Build, ReplayOf: r.ReplayOf, CreatedAt: o.Created,
-		Owner: c.owner.id, Seed: o.Seed}
+		Owner: c.owner.id, Seed: o.Seed, Warnings: slices.Clone(o.warnings)}
 	if r.Replay != nil {
 		capt.ReplaySHA = r.Replay.SHA256
 	}

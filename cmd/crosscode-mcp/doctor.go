@@ -33,7 +33,7 @@ import (
 // Check is one doctor finding.
 type Check struct {
 	Name   string `json:"name"`
-	Status string `json:"status"` // ok, warn, fail
+	Status string `json:"status"` // ok, info (advice), warn, fail
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
 }
@@ -70,7 +70,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, string(b))
 	} else {
 		fmt.Fprintln(stdout, "crosscode-mcp doctor")
-		mark := map[string]string{"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+		mark := map[string]string{"ok": "ok  ", "info": "note", "warn": "warn", "fail": "FAIL"}
 		for _, c := range checks {
 			fmt.Fprintf(stdout, "  %s  %-20s %s\n", mark[c.Status], c.Name, c.Detail)
 			if c.Fix != "" && c.Status != "ok" {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +37,12 @@ type godotCommand struct {
 	audio    bool // an audio driver is chosen
 	display  bool // a virtual display is provided (xvfb-run, godot-chroot --xvfb)
 	fixed    bool // --fixed-fps (or --write-movie, which implies it)
+	// wrapper is the script the command runs, when it runs one (a
+	// `godot` on PATH that starts Godot its own way); wrapperDisplay
+	// whether that script brings a display of its own (or runs headless).
+	wrapper        string
+	wrapperDisplay bool
+	godotAt        int // the index of the program named like Godot
 }
 
 // readGodotCommand reads a game command that runs Godot on a project (a
@@ -46,8 +55,8 @@ func readGodotCommand(game []string, gameDir string) (godotCommand, bool) {
 	for i, a := range game {
 		base := strings.ToLower(filepath.Base(a))
 		switch {
-		case strings.Contains(base, "godot"):
-			named = true
+		case strings.Contains(base, "godot") && !named:
+			named, g.godotAt = true, i
 		case a == "--headless":
 			g.headless = true
 		case a == "--display-driver" && i+1 < len(game) && game[i+1] == "headless":
@@ -69,7 +78,57 @@ func readGodotCommand(game []string, gameDir string) (godotCommand, bool) {
 	if _, err := os.Stat(filepath.Join(project, "project.godot")); err != nil || !named {
 		return g, false
 	}
+	if len(game) > 0 {
+		if p, err := lookGameCommand(game[0], gameDir); err == nil {
+			g.wrapper, g.wrapperDisplay = readWrapper(p)
+		}
+	}
 	return g, true
+}
+
+// readWrapper reports whether the program at p is a script (a wrapper
+// that starts Godot its own way, e.g. in a container) and whether it
+// brings its own display (it runs Xvfb or xvfb-run) or runs Godot
+// headless, by what it says.
+func readWrapper(p string) (script string, display bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	if !bytes.HasPrefix(b, []byte("#!")) {
+		return "", false
+	}
+	text := strings.ToLower(string(b))
+	return p, strings.Contains(text, "xvfb") || strings.Contains(text, "--headless")
+}
+
+// godotFixed is the game command with every fix the checks name applied,
+// and nothing of it lost: --fixed-fps, an audio driver, a virtual display.
+func godotFixed(game []string, g godotCommand, host godotHost, tps int) []string {
+	out := slices.Clone(game)
+	if !g.fixed {
+		out = slices.Insert(out, g.godotAt+1, "--fixed-fps", strconv.Itoa(tps))
+	}
+	if !g.headless && !g.audio && !host.audio {
+		out = slices.Insert(out, g.godotAt+1, "--audio-driver", "Dummy")
+	}
+	if g.needsDisplay(host) {
+		if !slices.Contains(game, "--rendering-driver") {
+			out = slices.Insert(out, g.godotAt+1, "--rendering-driver", "opengl3")
+		}
+		out = append([]string{"xvfb-run", "-a"}, out...)
+	}
+	return out
+}
+
+// needsDisplay reports whether Godot would open a window that this
+// machine cannot show, as far as the command itself says.
+func (g godotCommand) needsDisplay(host godotHost) bool {
+	return !g.headless && !g.display && !host.display && !g.wrapperDisplay
 }
 
 // checkGodot checks a Godot game command, when the game command is one.
@@ -93,44 +152,58 @@ func checkGodot(game []string, gameDir string, host godotHost) []Check {
 			"this machine has no audio device (" + host.audioWhy + "): Godot fails to open one at every launch, and its errors fill the game's log (and the end of it that errors show)",
 			`add "--audio-driver", "Dummy" to game.command`})
 	}
-	if !g.headless && !g.display && !host.display {
+	whole, _ := json.Marshal(godotFixed(game, g, host, tps))
+	switch {
+	case !g.needsDisplay(host):
+	case g.wrapper != "":
+		// A script may start its own display in ways not read here.
+		out = append(out, Check{"godot display", "info",
+			fmt.Sprintf("no display here ($DISPLAY and $WAYLAND_DISPLAY are unset), and the game command runs the script %s, which names no Xvfb: if it does not bring a display of its own, Godot cannot open its window", g.wrapper),
+			fmt.Sprintf(`if the game does not start, run it under a virtual display: "command": %s`, whole)})
+	default:
 		out = append(out, Check{"godot display", "warn",
 			"no display here ($DISPLAY and $WAYLAND_DISPLAY are unset): Godot cannot open its window, so the game does not start",
-			`run it under a virtual display, e.g. ["xvfb-run", "-a", "godot", "--rendering-driver", "opengl3", "--path", "."], or add "--headless" (then it draws no pictures)`})
+			fmt.Sprintf(`run it under a virtual display: "command": %s; or add "--headless" (then it draws no pictures)`, whole)})
 	}
-	if len(out) == 0 {
+	if !slices.ContainsFunc(out, func(c Check) bool { return c.Status == "warn" }) {
 		out = append(out, Check{"godot", "ok", fmt.Sprintf("project %s imported, --fixed-fps, sound and display as this machine has them", g.project), ""})
 	}
 	return out
 }
 
-// checkGodotImport checks that the project was imported: .godot/ exists
-// and each asset has its imported file.
+// checkGodotImport checks that the project was imported as Godot imports
+// it: every asset Godot would import (not in a hidden folder, nor under a
+// folder holding .gdignore) has its .import file beside it, and the files
+// that .import names in .godot/imported are there. Imported files are
+// named after the asset and a hash (Xolonium-Regular.ttf-<md5>.fontdata),
+// so they are found through .import, never by their names.
 func checkGodotImport(project string) (Check, bool) {
 	fix := fmt.Sprintf("import it once, and again after adding assets: godot --headless --import --path %s", project)
 	if !isDir(filepath.Join(project, ".godot")) {
 		return Check{"godot import", "warn", fmt.Sprintf("the Godot project in %s was never imported (no .godot/): its textures, sounds and fonts are missing when it runs (blank pictures, and nothing says why), and its global class names are unknown", project), fix}, false
-	}
-	imported, _ := os.ReadDir(filepath.Join(project, ".godot", "imported"))
-	have := map[string]bool{}
-	for _, e := range imported {
-		if name, _, ok := strings.Cut(e.Name(), "-"); ok {
-			have[strings.ToLower(name)] = true
-		}
 	}
 	var missing []string
 	filepath.WalkDir(project, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && (d.Name() == ".godot" || d.Name() == "addons" || strings.HasPrefix(d.Name(), ".")) && p != project {
-			return filepath.SkipDir
+		if d.IsDir() {
+			if p == project {
+				return nil
+			}
+			if d.Name() == "addons" || strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, ".gdignore")); err == nil {
+				return filepath.SkipDir // Godot ignores the folder
+			}
+			return nil
 		}
-		if !d.IsDir() && slices.Contains(godotAssetExts, strings.ToLower(filepath.Ext(p))) && !have[strings.ToLower(d.Name())] {
-			rel, _ := filepath.Rel(project, p)
-			missing = append(missing, rel)
+		if !slices.Contains(godotAssetExts, strings.ToLower(filepath.Ext(p))) || godotImported(project, p) {
+			return nil
 		}
-		if len(missing) > 3 {
+		rel, _ := filepath.Rel(project, p)
+		if missing = append(missing, filepath.ToSlash(rel)); len(missing) > 3 {
 			return filepath.SkipAll
 		}
 		return nil
@@ -143,6 +216,55 @@ func checkGodotImport(project string) (Check, bool) {
 		return Check{"godot import", "warn", fmt.Sprintf("assets of the Godot project in %s were never imported (%s%s): they are missing when the game runs", project, strings.Join(missing, ", "), more), fix}, false
 	}
 	return Check{}, true
+}
+
+// godotImported reports whether the asset at p was imported: its .import
+// file says what the import made (dest_files, else the remap's path
+// keys), and each of those files exists; an asset kept as it is
+// (importer "keep" or "skip") needs nothing more.
+func godotImported(project, p string) bool {
+	b, err := os.ReadFile(p + ".import")
+	if err != nil {
+		return false
+	}
+	var dest, paths []string
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		switch k = strings.TrimSpace(k); {
+		case k == "importer" && (v == `"keep"` || v == `"skip"`):
+			return true
+		case k == "valid" && v == "false":
+			return false // Godot tried and failed
+		case k == "dest_files":
+			dest = resPaths(v)
+		case k == "path" || strings.HasPrefix(k, "path."):
+			paths = append(paths, resPaths(v)...)
+		}
+	}
+	if len(dest) == 0 {
+		dest = paths
+	}
+	for _, r := range dest {
+		if _, err := os.Stat(filepath.Join(project, filepath.FromSlash(r))); err != nil {
+			return false
+		}
+	}
+	return len(dest) > 0
+}
+
+// resPaths are the res:// paths quoted in a value of a .import file, as
+// paths relative to the project.
+func resPaths(v string) []string {
+	var out []string
+	for _, part := range strings.Split(v, `"`) {
+		if rel, ok := strings.CutPrefix(part, "res://"); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // godotPhysicsTicks is the project's physics ticks per second (60 unless

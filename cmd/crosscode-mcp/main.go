@@ -120,6 +120,7 @@ Usage:
   crosscode-mcp skill install|uninstall --client opencode [--scope user|project]
                                              the working rules as an Agent Skill, where OpenCode
                                              reads skills (the other clients' packages bring it)
+  crosscode-mcp godot install-addon [DIR]    write the Cappy addon into the Godot project in DIR
   crosscode-mcp demo-game                    the reference game adapter (reads CAPPY_ENDPOINT, CAPPY_SESSION_TOKEN)
   crosscode-mcp version                      print the version
 
@@ -151,6 +152,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runDemoGame(ctx, args[1:], stdout, stderr)
 		case "test":
 			return runTest(ctx, args[1:], stdout, stderr)
+		case "godot":
+			return runGodot(ctx, args[1:], stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, versionString())
 			return nil

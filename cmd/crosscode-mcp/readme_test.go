@@ -258,27 +258,22 @@ func TestReadmeCommands(t *testing.T) {
 				if rel, ok := strings.CutPrefix(pkg, modPath+"/"); !ok || !fileExists(filepath.Join("..", "..", rel, "main.go")) {
 					t.Fatalf("%s is not a command of module %s", pkg, modPath)
 				}
-			case strings.HasPrefix(line, "cp -r adapters/godot/addons "):
-				// Installing the Godot addon into the example (the
-				// repository keeps one copy of it), in a copy of the two:
-				// the addon lands where the example's project.godot
-				// loads it from.
+			case len(args) > 2 && args[0] == "crosscode-mcp" && args[1] == "godot" && args[2] == "install-addon":
+				// Installing the Godot addon (the binary carries it), in a
+				// copy of the example without its addon: it lands where the
+				// example's project.godot loads it from, and again is a no-op.
 				root, err := filepath.Abs(filepath.Join("..", ".."))
 				if err != nil {
 					t.Fatal(err)
 				}
 				dir := t.TempDir()
-				for _, d := range []string{"adapters/godot/addons", "examples/godot-arena"} {
-					if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(d)), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if out, err := exec.Command("cp", "-r", filepath.Join(root, d), filepath.Join(dir, filepath.Dir(d))).CombinedOutput(); err != nil {
-						t.Fatalf("%v\n%s", err, out)
-					}
-				}
 				example := filepath.Join(dir, "examples", "godot-arena")
+				os.MkdirAll(filepath.Dir(example), 0o755)
+				if out, err := exec.Command("cp", "-r", filepath.Join(root, "examples", "godot-arena"), filepath.Dir(example)).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
 				os.RemoveAll(filepath.Join(example, "addons")) // a copy installed by hand
-				if out, err := run(t, dir, args, time.Minute); err != nil {
+				if out, err := run(t, dir, args, time.Minute); err != nil || !strings.Contains(out, "wrote the Cappy addon") {
 					t.Fatalf("%v\n%s", err, out)
 				}
 				project, err := os.ReadFile(filepath.Join(example, "project.godot"))
@@ -288,6 +283,9 @@ func TestReadmeCommands(t *testing.T) {
 				}
 				if !fileExists(filepath.Join(example, filepath.FromSlash(string(m[1])))) {
 					t.Fatalf("after %q, the example has no %s", line, m[1])
+				}
+				if out, err := run(t, dir, args, time.Minute); err != nil || !strings.Contains(out, "already") {
+					t.Fatalf("again: %v\n%s", err, out)
 				}
 			case args[0] != "crosscode-mcp":
 				t.Fatalf("%s runs %q: teach this test how to run it", dc.where, line)

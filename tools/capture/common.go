@@ -130,10 +130,16 @@ type OpView struct {
 	// Seed is the seed of the game's randomness it ran with (a
 	// recording's; a replay plays with its recording's), for games that
 	// take one.
-	Seed       *int64  `json:"seed,omitempty"`
-	Events     int64   `json:"events"`
-	LastT      float64 `json:"lastT"`
-	DurationMs int64   `json:"durationMs,omitempty"`
+	Seed   *int64 `json:"seed,omitempty"`
+	Events int64  `json:"events"`
+	// LastT is the last event's t; EndT where the run ended, on the same
+	// presented clock (once it ended); DurationMs its wall-clock time.
+	LastT      float64  `json:"lastT"`
+	EndT       *float64 `json:"endT,omitempty"`
+	DurationMs int64    `json:"durationMs,omitempty"`
+	// Warnings are what the game and the controller warned of while it
+	// ran (game text: data), each once.
+	Warnings []string `json:"warnings,omitempty"`
 	// Timeline holds the first and last events; get_capture pages all of
 	// them instead (and has no timeline). Omitted counts the events
 	// between the first and last shown.
@@ -184,7 +190,7 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 		return nil, err
 	}
 	v := &OpView{Op: c.Op, Kind: c.Kind, Status: c.Status, Code: sanitize.Line(c.Code, 80), Message: sanitize.Line(c.Message, 500), Scenario: c.Scenario,
-		Seed: c.Seed, Events: c.Events, LastT: c.LastT, Timeline: []EventView{}}
+		Seed: c.Seed, Events: c.Events, LastT: c.LastT, EndT: c.EndT, Warnings: warningViews(c.Warnings), Timeline: []EventView{}}
 	if c.StartedAt != nil {
 		end := time.Now()
 		if c.EndedAt != nil {
@@ -220,6 +226,29 @@ func opView(ctx context.Context, st *store.Store, op string) (*OpView, error) {
 		}
 	}
 	return v, nil
+}
+
+// A result shows at most maxWarnings warnings, each at most
+// maxWarningChars long.
+const (
+	maxWarnings     = 10
+	maxWarningChars = 400
+)
+
+// warningViews sanitizes and caps warnings (text from the game), each
+// once.
+func warningViews(ws []string) []string {
+	var out []string
+	for i, w := range ws {
+		if len(out) == maxWarnings {
+			out = append(out, fmt.Sprintf("and %d more warnings (the game's log has them)", len(ws)-i))
+			break
+		}
+		if w = sanitize.Line(w, maxWarningChars); w != "" && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // progress returns a listener that sends each event as an MCP progress

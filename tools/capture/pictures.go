@@ -17,7 +17,8 @@ import (
 
 // What an agent sees: pictures ride on a result as MCP image content
 // (JPEG, at most 640 px wide), each listed in the structured result with
-// its t, nearest event and file, within a per-result byte budget.
+// its t, the last event at or before it and its file, within a per-result
+// byte budget.
 
 // DefaultImageBudget is the image bytes one result carries by default.
 const DefaultImageBudget = 1_000_000

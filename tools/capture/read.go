@@ -21,12 +21,12 @@ type getCaptureIn struct {
 	Limit       int      `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200" jsonschema_description:"Default 50."`
 	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=55" jsonschema_description:"If it still runs, wait this long for the outcome first."`
 	// Pictures of the frames, as image content.
-	Keyframes         int       `json:"keyframes,omitempty" jsonschema:"minimum=0,maximum=8" jsonschema_description:"Pictures: this many frames evenly spaced over the capture (first and last included)."`
+	Keyframes         int       `json:"keyframes,omitempty" jsonschema:"minimum=0,maximum=8" jsonschema_description:"Pictures: this many frames evenly spaced, first and last included."`
 	KeyframesAt       []float64 `json:"keyframesAt,omitempty" jsonschema_description:"Pictures: the frame nearest each of these t (ms)."`
-	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the frame nearest each event of these names (the first 8 matching)."`
-	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"One picture of the whole capture: a grid of up to 24 frames labelled with t and the nearest event."`
-	ImageBudgetBytes  int       `json:"imageBudgetBytes,omitempty" jsonschema:"minimum=1,maximum=4000000" jsonschema_description:"Most image bytes in this answer (default 1000000); what does not fit is listed in picturesLeftOut."`
-	Video             bool      `json:"video,omitempty" jsonschema_description:"Make (once) an MP4 of the frames with a WebVTT file of the events, for a human; answers their paths."`
+	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the first frame at or after each event of these names (first 8)."`
+	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"A contact sheet: up to 24 frames labelled with t and the last event at or before each."`
+	ImageBudgetBytes  int       `json:"imageBudgetBytes,omitempty" jsonschema:"minimum=1,maximum=4000000" jsonschema_description:"Most image bytes in this answer (default 1000000); picturesLeftOut names the rest."`
+	Video             bool      `json:"video,omitempty" jsonschema_description:"An MP4 of the frames and WebVTT subtitles of the events, for a human; answers their paths."`
 }
 
 type getCaptureOut struct {
@@ -46,7 +46,7 @@ func (o *getCaptureOut) Failed() bool { return o.waited && o.OpView.Failed() }
 // GetCapture is the get_capture tool.
 func GetCapture(s *cappy.Service) tools.Tool {
 	return tools.New[getCaptureIn, getCaptureOut](Toolset, "get_capture", "Get capture",
-		"An operation's outcome and its events, paged and filtered by event name and t, and what it looked like: pictures of its frames (the frame at named events or at given t, or evenly spaced) and a labelled contact sheet, as image content within a byte budget, and on request an MP4 with the events as subtitles. With waitSeconds, waits for a running operation first.",
+		"An operation's outcome and events (paged, filtered by event name and t), pictures of its frames (at named events, at given t, or evenly spaced) and a labelled contact sheet as image content within a byte budget, and an MP4 on request. With waitSeconds, waits for a running operation first.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
 			waited := false

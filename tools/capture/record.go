@@ -16,7 +16,7 @@ type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
 	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
-	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness, for games that take one (default 1); its replay uses the same. Two plays with the same seed and steps are the same."`
+	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it. The same seed and steps make the same play."`
 }
 
 type startRecordingOut struct {
@@ -31,7 +31,7 @@ type startRecordingOut struct {
 // StartRecording is the start_recording tool.
 func StartRecording(s *cappy.Service) tools.Tool {
 	return tools.New[startRecordingIn, startRecordingOut](Toolset, "start_recording", "Start recording",
-		"Start a freeform recording of the game (the player plays, or with control \"agent\" you do, in steps: the answer lists the game's actions and its first picture). Returns once it runs; stop_recording ends it and stores the replay.",
+		"Start a freeform recording (the player plays, or with control \"agent\" you play it in steps: the answer lists the game's actions and a first picture). stop_recording ends it and stores its replay.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*startRecordingOut, error) {
 			// A new game process unless the game resets itself: nothing of
@@ -106,8 +106,8 @@ func appendNote(list []string, note string) []string {
 type stopRecordingIn struct {
 	Op           string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
 	WaitSeconds  int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
-	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of the recording's frames (default true)."`
-	SaveAs       string `json:"saveAs,omitempty" jsonschema_description:"Also save it in the repository as a play that crosscode-mcp test and replay play=NAME run: a regression test to commit."`
+	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of its frames (default true)."`
+	SaveAs       string `json:"saveAs,omitempty" jsonschema_description:"Also save it in the repository as a play: a regression test to commit."`
 	Overwrite    bool   `json:"overwrite,omitempty" jsonschema_description:"Replace a saved play of that name."`
 }
 

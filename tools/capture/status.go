@@ -22,6 +22,8 @@ type captureStatusOut struct {
 	Game         *GameView    `json:"game,omitempty"`
 	Active       *OpView      `json:"active,omitempty"`
 	Presets      []string     `json:"presets,omitempty"`
+	// Warnings are what the connected game warns of (game text: data).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AdapterView is the connected adapter.
@@ -48,10 +50,10 @@ type GameView struct {
 // CaptureStatus is the capture_status tool.
 func CaptureStatus(s *cappy.Service) tools.Tool {
 	return tools.New[captureStatusIn, captureStatusOut](Toolset, "capture_status", "Capture status",
-		"Whether the game is connected and with which capabilities, the game process and the end of its log, and the running operation. Does not launch the game.",
+		"Whether the game is connected (capabilities, warnings), its process and the end of its log, and the running operation. Does not launch the game.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, _ captureStatusIn) (*captureStatusOut, error) {
-			out := &captureStatusOut{Endpoint: s.Controller.Endpoint(), EndpointFile: s.EndpointFile()}
+			out := &captureStatusOut{Endpoint: s.Controller.Endpoint(), EndpointFile: s.EndpointFile(), Warnings: warningViews(s.Controller.Warnings())}
 			if a := s.Controller.Connected(); a != nil {
 				out.Adapter = &AdapterView{Name: sanitize.Line(a.Name, 100), Version: sanitize.Line(a.Version, 60), Game: sanitize.Line(a.Game, 100),
 					Build: sanitize.Line(a.Build, 100), Capabilities: a.Capabilities, Scenarios: len(a.Scenarios)}
@@ -105,7 +107,7 @@ type ParameterView struct {
 // ListScenarios is the list_scenarios tool.
 func ListScenarios(s *cappy.Service) tools.Tool {
 	return tools.New[listScenariosIn, listScenariosOut](Toolset, "list_scenarios", "List scenarios",
-		"The game's authored scenarios and their parameters (types, defaults, ranges). Launches the game if it is not connected.",
+		"The game's authored scenarios and their parameters (types, defaults, ranges). Launches the game if needed.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, _ listScenariosIn) (*listScenariosOut, error) {
 			a, err := s.EnsureAdapter(ctx)

@@ -25,7 +25,7 @@ type claimIn struct {
 	Reason      string   `json:"reason,omitempty" jsonschema_description:"Why, in a few words; others see it (the holder too, while you wait)."`
 	TTLMinutes  int      `json:"ttlMinutes,omitempty" jsonschema:"minimum=1,maximum=480" jsonschema_description:"Lease length, from the grant. Default 30; renew before it ends."`
 	Renew       string   `json:"renewClaimId,omitempty" jsonschema_description:"Renew this active claim of yours (same patterns unless given) for a new lease."`
-	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=3600" jsonschema_description:"Wait for your turn instead of being denied: queue behind the holders for up to this long (first come, first served). This call waits up to 50 s of it; later, the grant reaches you in news. 0 (default): answer at once."`
+	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=3600" jsonschema_description:"Wait your turn instead of being denied: queue behind the holders for up to this long (first come, first served). This call waits up to 50 s of it; a later grant reaches you in news. 0 (default): answer at once."`
 }
 
 type claimOut struct {

@@ -41,7 +41,7 @@ type shareChangesOut struct {
 // ShareChanges is the share_changes tool.
 func ShareChanges(c changeSharer, repo ChangeReader) tools.Tool {
 	return tools.New[shareChangesIn, shareChangesOut](Toolset, "share_changes", "Share changes",
-		"Publish your uncommitted changes (read from git: files, line counts and the diff) so other agents can see what you changed before you commit or push.",
+		"Publish your uncommitted changes (from git: files, line counts, the diff) so other agents see them before you commit or push.",
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in shareChangesIn) (*shareChangesOut, error) {
 			if repo == nil {

@@ -61,6 +61,11 @@ const HELD_FPS := 60
 const DETECT_FRAMES := 5
 ## The most problems with the capture config's events one summary lists.
 const MAX_EVENT_PROBLEMS := 10
+## The most warnings the controller is sent at once, and the longest one
+## (the protocol's limits).
+const MAX_WARNINGS := 32
+const MAX_WARNING_BYTES := 1000
+const MAX_WARNING_CHARS := 250 # a longer one is cut to this (at most 4 bytes a character)
 
 ## The game's id in hello; default: the project's name, as a slug.
 var game_id := ""
@@ -142,6 +147,12 @@ var _signals := {} # "path:signal" -> event name
 var _event_problems: Array[String] = []
 var _resolve_queued := false
 
+# Warnings for the agent (the controller's welcome lists "warnings" in
+# accepts): what the game's log says that the agent should know.
+var _accepts_warnings := false
+var _warnings_sent := "[]" # the list last sent, as JSON
+var _op_warnings: Array[String] = [] # of the operation running (see _note)
+
 # The presentation in force, restored when the operation ends.
 var _base_tps := 60
 var _base_time_scale := 1.0
@@ -149,6 +160,15 @@ var _scaled := false
 var _previous_camera: Node
 var _camera_was_enabled := true
 var _presented_camera: Node
+
+
+func _init() -> void:
+	# The engine's errors from the start: the main scene is loaded before
+	# an autoload's _ready, and what fails to load then (a project not
+	# imported) is what the agent must hear of.
+	if not OS.get_environment("CAPPY_ENDPOINT").is_empty() and not OS.get_environment("CAPPY_SESSION_TOKEN").is_empty():
+		OS.add_logger(_errors)
+		_errors_logged = true
 
 
 func _ready() -> void:
@@ -186,8 +206,6 @@ func _ready() -> void:
 	if launch_seed.is_valid_int():
 		_launch_seed = launch_seed.to_int()
 	seed(_launch_seed)
-	OS.add_logger(_errors)
-	_errors_logged = true
 	_frames.setup(self)
 	_actions.add_pointer("pointer", "")
 	var late := LateTick.new()
@@ -353,6 +371,8 @@ func _process(_delta: float) -> void:
 		if _conn == null:
 			return
 	_check_script_errors()
+	if _errors.loads_changed():
+		_sync_warnings()
 	if state == WebSocketPeer.STATE_CLOSED and not _ended:
 		_lost("the controller closed the connection (%s)" % _conn.close_reason())
 
@@ -410,7 +430,7 @@ func _physics_process(delta: float) -> void:
 	if _picture_due:
 		_picture_wait += 1
 		if _picture_wait > PICTURE_WAIT_FRAMES:
-			push_warning("Cappy: no frame was drawn for a step's picture within %d frames; going on without it" % PICTURE_WAIT_FRAMES)
+			_note("no frame was drawn for a step's picture within %d frames; the step went on without it" % PICTURE_WAIT_FRAMES)
 			_frames.skip_step_picture()
 
 
@@ -693,7 +713,7 @@ func _stepped(op: CappyOperation, id: String) -> void:
 
 
 func _hello() -> Dictionary:
-	var caps: Array[String] = ["scenarios", "time_scale", "freeform_recording", "replay", "input", "seed", "config_events"]
+	var caps: Array[String] = ["scenarios", "time_scale", "freeform_recording", "replay", "input", "seed", "config_events", "warnings"]
 	if _freeform_start.is_valid():
 		caps.append("resets_itself")
 	if inspect_enabled:
@@ -769,7 +789,10 @@ func _handle(m: Dictionary) -> void:
 					_shut("the controller welcomed protocol %s; this adapter speaks %d" % [m.get("protocol"), PROTOCOL_VERSION])
 					return
 				_welcomed = true # the connection's thread sent the registry
+				var accepts: Variant = m.get("accepts", [])
+				_accepts_warnings = accepts is Array and (accepts as Array).has("warnings")
 				_set_signal_events(m.get("events"))
+				_sync_warnings()
 				connected.emit()
 			"reject":
 				_shut("the controller rejected this game: %s: %s" % [m.get("code"), m.get("message")])
@@ -995,12 +1018,15 @@ func _launch() -> void:
 	_errors.take()
 	_apply_presentation(op)
 	op._start_clock(1000.0 / _base_tps)
+	# The signals as the operation finds the scene, and what is wrong
+	# with them, before it starts: its warnings are known from its start.
+	_resolve_signals()
+	_sync_warnings()
 	if not _send({"type": "started", "op": op.id}):
 		_teardown("cancelled")
 		return
 	_frames.begin(op)
 	_frames.changed() # the operation's start may set the game up
-	_resolve_signals()
 	if not fixed_step:
 		# On the wall clock, at most one physics frame a frame: a step's
 		# frames are counted one by one.
@@ -1091,7 +1117,7 @@ func _send_event(op: CappyOperation, text: String) -> bool:
 	if op != _op or not _launched:
 		return false
 	if text.length() > Connection.MAX_MESSAGE_BYTES:
-		push_warning("Cappy: dropping an event of %d bytes, over the 4 MiB message limit" % text.length())
+		_note("an event of %d bytes was dropped: over the 4 MiB message limit" % text.length())
 		return false
 	return _conn.send(text)
 
@@ -1120,10 +1146,9 @@ func _end(op: CappyOperation, status: String, code: String, message: String) -> 
 		if op.has_meta("replay"):
 			msg["replay"] = op.get_meta("replay")
 		op.summary.merge({"simMs": snappedf(op.sim_time_ms(), 0.001), "events": op.events}, false)
-		if not fixed_step:
-			op.summary["warnings"] = [_wall_clock_note()]
-		if not _event_problems.is_empty():
-			op.summary["eventProblems"] = _event_problems.slice(0, MAX_EVENT_PROBLEMS)
+		var warnings := _warnings()
+		if not warnings.is_empty():
+			op.summary["warnings"] = warnings
 		msg["summary"] = op.summary
 	_teardown(status)
 	_send(msg)
@@ -1162,6 +1187,8 @@ func _teardown(status: String) -> void:
 	_finish_pending = false
 	_replay_stopped = false
 	_replay = {}
+	_op_warnings.clear()
+	_sync_warnings()
 	_frames.end()
 	_restore_presentation()
 	Engine.max_physics_steps_per_frame = _game_max_steps
@@ -1258,6 +1285,50 @@ func _resolve_signals() -> void:
 		if not node.is_connected(signal_name, handler):
 			node.connect(signal_name, handler)
 	_event_problems = problems
+	_sync_warnings()
+
+
+# What the agent should know of this game, as it stands: a frame step on
+# the wall clock, resources that failed to load (a project not imported),
+# and what is wrong with the capture config's events.
+func _warnings() -> Array[String]:
+	var out: Array[String] = []
+	if _detect_left <= 0 and not fixed_step:
+		out.append(_wall_clock_note())
+	var loads := _errors.load_failures()
+	if int(loads["count"]) > 0:
+		var paths := ", ".join(PackedStringArray(loads["paths"]))
+		if loads["unimported"]:
+			out.append("the project is not imported: %d resources failed to load (%s), so what uses them is missing from the game and its pictures; import it once, and again after adding assets: godot --headless --import --path %s" % [loads["count"], paths, ProjectSettings.globalize_path("res://").trim_suffix("/")])
+		else:
+			out.append("%d resources failed to load (%s): what uses them is missing; the game's log says why" % [loads["count"], paths])
+	out.append_array(_event_problems.slice(0, MAX_EVENT_PROBLEMS))
+	out.append_array(_op_warnings)
+	for i in out.size():
+		if out[i].to_utf8_buffer().size() > MAX_WARNING_BYTES:
+			out[i] = out[i].left(MAX_WARNING_CHARS)
+	return out.slice(0, MAX_WARNINGS)
+
+
+# A warning of the operation running: in the game's log, and the agent's
+# (it is over with the operation).
+func _note(text: String) -> void:
+	push_warning("Cappy: " + text)
+	if _op != null and not _op_warnings.has(text) and _op_warnings.size() < 8:
+		_op_warnings.append(text)
+		_sync_warnings()
+
+
+# Sends the warnings when they changed since the last time (to a
+# controller that takes them).
+func _sync_warnings() -> void:
+	if _conn == null or not _welcomed or not _accepts_warnings:
+		return
+	var warnings := _warnings()
+	var text := JSON.stringify(warnings)
+	if text != _warnings_sent:
+		_warnings_sent = text
+		_send({"type": "warnings", "warnings": warnings})
 
 
 func _on_node_added(_node: Node) -> void:
@@ -1339,13 +1410,27 @@ class LateTick extends Node:
 		cappy._pace_frame()
 
 
-## Records GDScript errors (from any thread) for the operation in progress.
+## Records GDScript errors (from any thread) for the operation in
+## progress, and the resources that failed to load (from the start).
 class ScriptErrors extends Logger:
+	const LOAD_ERRORS: Array[String] = ["Failed loading resource: ", "No loader found for resource: ", "Unable to open file: "]
+	## What Godot imports (into .godot/imported): such a file that has no
+	## loader was never imported.
+	const IMPORTED: Array[String] = ["png", "jpg", "jpeg", "webp", "svg", "bmp", "tga", "exr", "hdr", "wav", "ogg", "mp3",
+		"ttf", "otf", "woff", "woff2", "glb", "gltf", "obj", "fbx", "blend", "dae"]
 	var _mutex := Mutex.new()
 	var _items: Array[String] = []
+	var _loads: Array[String] = [] # the first res:// paths that failed to load
+	var _seen := {} # every such path (at most 1024)
+	var _load_count := 0
+	var _unimported := false
+	var _loads_changed := false
 
 	func _log_error(function: String, file: String, line: int, code: String, rationale: String,
 			_editor_notify: bool, error_type: int, _script_backtraces: Array[ScriptBacktrace]) -> void:
+		if error_type == ERROR_TYPE_ERROR:
+			_note_load(rationale)
+			return
 		if error_type != ERROR_TYPE_SCRIPT:
 			return
 		var text := "%s:%d in %s(): %s" % [file, line, function, rationale if not rationale.is_empty() else code]
@@ -1353,6 +1438,43 @@ class ScriptErrors extends Logger:
 		if _items.size() < 16:
 			_items.append(text)
 		_mutex.unlock()
+
+	# A resource that failed to load: the asset's path (the imported file
+	# it lacks says the project is not imported).
+	func _note_load(text: String) -> void:
+		for prefix in LOAD_ERRORS:
+			if not text.begins_with(prefix):
+				continue
+			var path := text.substr(prefix.length()).get_slice(" (", 0).strip_edges().trim_suffix(".")
+			if not path.begins_with("res://"):
+				return
+			_mutex.lock()
+			if path.begins_with("res://.godot/imported/") or (prefix.begins_with("No loader") and IMPORTED.has(path.get_extension().to_lower())):
+				_unimported = true
+				_loads_changed = true
+			if not path.begins_with("res://.godot/") and not _seen.has(path) and _seen.size() < 1024:
+				_seen[path] = true
+				_load_count += 1
+				if _loads.size() < 8:
+					_loads.append(path)
+				_loads_changed = true
+			_mutex.unlock()
+			return
+
+	## Whether the load failures changed since the last call.
+	func loads_changed() -> bool:
+		_mutex.lock()
+		var changed := _loads_changed
+		_loads_changed = false
+		_mutex.unlock()
+		return changed
+
+	## {"paths": the first paths, "count": how many, "unimported": bool}.
+	func load_failures() -> Dictionary:
+		_mutex.lock()
+		var out := {"paths": _loads.duplicate(), "count": _load_count, "unimported": _unimported}
+		_mutex.unlock()
+		return out
 
 	func take() -> Array[String]:
 		_mutex.lock()

@@ -77,7 +77,7 @@ func emit_event(event: String, payload: Dictionary = {}, duration_ms: float = -1
 	if quoted.is_empty():
 		var name_bytes := event.to_utf8_buffer().size()
 		if name_bytes == 0 or name_bytes > 256:
-			push_warning("Cappy: event name must be 1 to 256 bytes, got %d" % name_bytes)
+			_session._note("an event whose name is %d bytes was dropped: a name is 1 to 256 bytes" % name_bytes)
 			return false
 		quoted = JSON.stringify(event)
 		if _names.size() < 1024:
