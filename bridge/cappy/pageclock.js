@@ -213,6 +213,427 @@
     });
   }
 
+  // ---- sound on page time ----
+  // Decoding audio, loading media and starting an audio device are loads
+  // like the others: the driver waits for them between frames. What the
+  // page sees of sound's own clocks runs on page time: an AudioContext's
+  // currentTime, state and statechange, the end of its sources (ended),
+  // and an <audio> element's currentTime, paused, ended and the events of
+  // its playback. The sound itself is the browser's (muted when headless),
+  // only roughly in step with the page's time.
+  const held = (p) => {
+    const end = track();
+    Promise.resolve(p).then(end, end);
+    return p;
+  };
+  // holdMethod makes the method key of proto, which returns a promise, a
+  // load the driver waits for.
+  const holdMethod = (proto, key) => {
+    const f = proto && proto[key];
+    if (typeof f !== 'function') return;
+    const w = { [key](...args) { return held(f.apply(this, args)); } }[key];
+    Object.defineProperty(w, 'length', { value: f.length });
+    defineValue(proto, key, w);
+  };
+  const virtualEvents = new WeakSet();
+  const fire = (target, type) => {
+    const e = new Event(type);
+    virtualEvents.add(e);
+    target.dispatchEvent(e);
+  };
+  const soon = (target, ...types) => queueMicrotask(() => { for (const t of types) fire(target, t); });
+  const nativeAdd = EventTarget.prototype.addEventListener;
+  const nativeRemove = EventTarget.prototype.removeEventListener;
+  // gate makes the listeners of types, on the objects of proto that
+  // virtual(obj) picks, hear only the events this clock fires: the
+  // browser's own come on its wall clock.
+  const gate = (proto, types, virtual) => {
+    if (!proto) return;
+    const wrappers = new WeakMap(); // listener -> Map(type|capture|once -> wrapper)
+    const wrapper = (fn, type, capture, once) => {
+      let m = wrappers.get(fn);
+      if (!m) wrappers.set(fn, m = new Map());
+      const k = type + '|' + capture + '|' + once;
+      let w = m.get(k);
+      if (!w) {
+        w = function (e) {
+          if (!virtualEvents.has(e)) return undefined;
+          if (once) nativeRemove.call(this, type, w, capture);
+          return typeof fn === 'function' ? fn.call(this, e) : fn.handleEvent(e);
+        };
+        m.set(k, w);
+      }
+      return w;
+    };
+    const gated = (obj, type, fn) => types.includes(type) && fn && (typeof fn === 'function' || typeof fn === 'object') && virtual(obj);
+    const captureOf = (opts) => !!(typeof opts === 'object' && opts !== null ? opts.capture : opts);
+    defineValue(proto, 'addEventListener', function addEventListener(type, fn, opts) {
+      if (!gated(this, type, fn)) return nativeAdd.apply(this, arguments);
+      const capture = captureOf(opts);
+      const once = !!(opts && opts.once);
+      const o = typeof opts === 'object' && opts !== null ? { ...opts, once: false } : capture;
+      return nativeAdd.call(this, type, wrapper(fn, type, capture, once), o);
+    });
+    defineValue(proto, 'removeEventListener', function removeEventListener(type, fn, opts) {
+      if (!gated(this, type, fn)) return nativeRemove.apply(this, arguments);
+      const capture = captureOf(opts);
+      nativeRemove.call(this, type, wrapper(fn, type, capture, false), capture);
+      return nativeRemove.call(this, type, wrapper(fn, type, capture, true), capture);
+    });
+    // on<type>: the handler runs for this clock's events only, at the
+    // place of the listener list where it was first set.
+    const handlers = new WeakMap(); // obj -> {type: handler}
+    for (const type of types) {
+      let owner = proto;
+      while (owner && !Object.getOwnPropertyDescriptor(owner, 'on' + type)) owner = Object.getPrototypeOf(owner);
+      const d = owner && Object.getOwnPropertyDescriptor(owner, 'on' + type);
+      if (!d || !d.set) continue;
+      Object.defineProperty(proto, 'on' + type, {
+        configurable: true, enumerable: d.enumerable,
+        get() {
+          if (!virtual(this)) return d.get.call(this);
+          const h = handlers.get(this);
+          return h && typeof h[type] === 'function' ? h[type] : null;
+        },
+        set(fn) {
+          if (!virtual(this)) { d.set.call(this, fn); return; }
+          let h = handlers.get(this);
+          if (!h) handlers.set(this, h = {});
+          if (!(type in h)) {
+            const self = this;
+            nativeAdd.call(this, type, function (e) {
+              if (virtualEvents.has(e) && typeof h[type] === 'function') h[type].call(self, e);
+            });
+          }
+          h[type] = typeof fn === 'function' ? fn : null;
+        },
+      });
+    }
+  };
+  const getter = (proto, key) => {
+    for (let o = proto; o; o = Object.getPrototypeOf(o)) {
+      const d = Object.getOwnPropertyDescriptor(o, key);
+      if (d) return d;
+    }
+    return undefined;
+  };
+  // override redefines proto's accessor key: get(native getter) and,
+  // when given, set(value, native setter).
+  const override = (proto, key, get, set) => {
+    const d = getter(proto, key);
+    if (!d || !d.get) return;
+    Object.defineProperty(proto, key, {
+      configurable: true, enumerable: d.enumerable,
+      get() { return get.call(this, d.get); },
+      set: set ? function (v) { set.call(this, v, d.set); } : d.set,
+    });
+  };
+
+  // Web Audio: an AudioContext's clock runs while it is running, on page
+  // time; resume, suspend and close change its state once the browser
+  // has done it, while the driver waits.
+  const contexts = new WeakMap(); // a real-time context -> {state, base, since}
+  const ctxTime = (r) => r.base + (r.state === 'running' ? (now - r.since) / 1000 : 0);
+  const setState = (c, r, to) => {
+    if (r.state === to) return;
+    r.base = ctxTime(r);
+    r.since = now;
+    r.state = to;
+    fire(c, 'statechange');
+  };
+  const sources = new Map(); // a started source of a real-time context -> {r, t0, offset, duration, stopAt}
+  const paramValues = new WeakMap(); // an AudioParam -> the value the page last gave it
+  const BAC = g.BaseAudioContext && g.BaseAudioContext.prototype;
+  for (const C of [g.BaseAudioContext, g.webkitAudioContext, g.webkitOfflineAudioContext]) {
+    const proto = C && C.prototype;
+    if (!proto || !Object.prototype.hasOwnProperty.call(proto, 'decodeAudioData')) continue;
+    const decode = proto.decodeAudioData;
+    // The promise form and the callback form: both end the load after
+    // the page's own callback ran.
+    defineValue(proto, 'decodeAudioData', function decodeAudioData(data, ...callbacks) {
+      const end = track();
+      const after = (cb) => (typeof cb === 'function' ? function (...a) { try { return cb.apply(this, a); } finally { end(); } } : cb);
+      let p;
+      try { p = decode.call(this, data, ...callbacks.map(after)); } catch (e) { end(); throw e; }
+      if (p && typeof p.then === 'function') p.then(end, end);
+      else if (!callbacks.length) end();
+      return p;
+    });
+  }
+  if (g.OfflineAudioContext) holdMethod(g.OfflineAudioContext.prototype, 'startRendering');
+  const RealAudioContext = g.AudioContext;
+  if (RealAudioContext && BAC) {
+    const realState = getter(BAC, 'state');
+    const VirtualAudioContext = class AudioContext extends RealAudioContext {
+      constructor(...args) {
+        super(...args);
+        const state = realState && realState.get ? realState.get.call(this) : 'running';
+        contexts.set(this, { state, base: 0, since: now });
+        if (state === 'running') soon(this, 'statechange');
+      }
+    };
+    defineValue(g, 'AudioContext', VirtualAudioContext);
+    if (g.webkitAudioContext === RealAudioContext) defineValue(g, 'webkitAudioContext', VirtualAudioContext);
+    override(BAC, 'currentTime', function (get) { const r = contexts.get(this); return r ? ctxTime(r) : get.call(this); });
+    override(BAC, 'state', function (get) { const r = contexts.get(this); return r ? r.state : get.call(this); });
+    const ACP = RealAudioContext.prototype;
+    for (const [key, to] of [['resume', 'running'], ['suspend', 'suspended'], ['close', 'closed']]) {
+      const f = ACP[key];
+      if (typeof f !== 'function') continue;
+      defineValue(ACP, key, { [key](...args) {
+        const r = contexts.get(this);
+        if (!r) return f.apply(this, args);
+        return held(f.apply(this, args).then((v) => { setState(this, r, to); return v; }));
+      } }[key]);
+    }
+    if (typeof ACP.getOutputTimestamp === 'function') {
+      const f = ACP.getOutputTimestamp;
+      defineValue(ACP, 'getOutputTimestamp', function getOutputTimestamp() {
+        const r = contexts.get(this);
+        return r ? { contextTime: ctxTime(r), performanceTime: now } : f.call(this);
+      });
+    }
+    gate(BAC, ['statechange'], (c) => contexts.has(c));
+  }
+  if (g.AudioParam) {
+    const AP = g.AudioParam.prototype;
+    override(AP, 'value', function (get) { return get.call(this); }, function (v, set) { set.call(this, v); paramValues.set(this, Number(v)); });
+    for (const key of ['setValueAtTime', 'linearRampToValueAtTime', 'exponentialRampToValueAtTime', 'setTargetAtTime', 'setValueCurveAtTime']) {
+      const f = AP[key];
+      if (typeof f !== 'function') continue;
+      defineValue(AP, key, { [key](v, ...rest) {
+        const out = f.call(this, v, ...rest);
+        const last = key === 'setValueCurveAtTime' ? (v && v.length ? v[v.length - 1] : undefined) : v;
+        if (last !== undefined) paramValues.set(this, Number(last));
+        return out;
+      } }[key]);
+    }
+  }
+  // paramValue is the value the page gave p: reading the browser's
+  // after an automation would read its audio thread's progress.
+  const paramValue = (p, dflt) => {
+    if (!p) return dflt;
+    if (paramValues.has(p)) return paramValues.get(p);
+    const v = Number(p.value);
+    return Number.isFinite(v) ? v : dflt;
+  };
+  const ASN = g.AudioScheduledSourceNode && g.AudioScheduledSourceNode.prototype;
+  if (ASN) {
+    const ownContext = (node) => { try { return contexts.get(node.context); } catch (e) { return undefined; } };
+    const starts = [[ASN, ASN.start]];
+    if (g.AudioBufferSourceNode && Object.prototype.hasOwnProperty.call(g.AudioBufferSourceNode.prototype, 'start')) starts.push([g.AudioBufferSourceNode.prototype, g.AudioBufferSourceNode.prototype.start]);
+    for (const [proto, start] of starts) {
+      const w = function start_(when, offset, duration) {
+        const out = start.apply(this, arguments);
+        const r = ownContext(this);
+        if (r) sources.set(this, { r, t0: Math.max(Number(when) || 0, ctxTime(r)), offset: Number(offset) || 0, duration: duration === undefined ? undefined : Number(duration), stopAt: Infinity });
+        return out;
+      };
+      Object.defineProperty(w, 'name', { value: 'start' });
+      Object.defineProperty(w, 'length', { value: start.length });
+      defineValue(proto, 'start', w);
+    }
+    const stop = ASN.stop;
+    defineValue(ASN, 'stop', function stop_(when) {
+      const out = stop.apply(this, arguments);
+      const s = sources.get(this);
+      if (s) s.stopAt = Math.max(Number(when) || 0, ctxTime(s.r));
+      return out;
+    });
+    Object.defineProperty(ASN.stop, 'name', { value: 'stop' });
+    gate(ASN, ['ended'], (n) => !!ownContext(n));
+  }
+  // The context time at which a source ends by itself: a buffer played
+  // once, at its rate; the others play until stopped.
+  const naturalEnd = (node, s) => {
+    if (!g.AudioBufferSourceNode || !(node instanceof g.AudioBufferSourceNode) || !node.buffer) return Infinity;
+    const rate = Math.abs(paramValue(node.playbackRate, 1) * Math.pow(2, paramValue(node.detune, 0) / 1200)) || 0;
+    if (rate === 0) return Infinity;
+    if (node.loop) return s.duration === undefined ? Infinity : s.t0 + s.duration / rate;
+    const length = Math.max(0, node.buffer.duration - s.offset);
+    return s.t0 + (s.duration === undefined ? length : Math.min(s.duration, length)) / rate;
+  };
+
+  // Media elements: a load (src, load(), new Audio(url), play() before
+  // the data is there) is held until the element can play through, fails,
+  // or stops as its preload asks. An <audio> element plays on page time.
+  const HME = g.HTMLMediaElement && g.HTMLMediaElement.prototype;
+  const isAudio = (el) => !!g.HTMLAudioElement && el instanceof g.HTMLAudioElement;
+  const loads = new WeakMap(); // a media element -> the end of its held load
+  const hasSource = (el) => el.hasAttribute('src') || !!el.querySelector('source');
+  const startLoad = (el, untilPlayable) => {
+    const prev = loads.get(el);
+    if (prev) prev();
+    if (!hasSource(el)) return;
+    const end = track();
+    const types = ['canplaythrough', 'error', 'suspend'];
+    // A load that waits for a play stops at its first suspend.
+    const check = (e) => {
+      if (e.type === 'suspend' && (untilPlayable || el.autoplay || el.preload !== 'none' || el.readyState !== 0)) return;
+      finish();
+    };
+    const finish = () => {
+      for (const t of types) nativeRemove.call(el, t, check, true);
+      if (loads.get(el) === finish) loads.delete(el);
+      if (el.autoplay && isAudio(el)) playing(el);
+      end();
+    };
+    for (const t of types) nativeAdd.call(el, t, check, true);
+    loads.set(el, finish);
+  };
+  const audios = new WeakMap(); // an <audio> -> {paused, ended, waiting, pos, since, lastUpdate}
+  const audioOf = (el) => {
+    let r = audios.get(el);
+    if (!r) audios.set(el, r = { paused: true, ended: false, waiting: false, pos: 0, since: 0, lastUpdate: 0 });
+    return r;
+  };
+  const playingAudios = new Set();
+  const position = (el, r) => {
+    if (r.paused || r.waiting) return r.pos;
+    const p = r.pos + (now - r.since) / 1000 * (Number(el.playbackRate) || 0);
+    const d = el.duration;
+    return Number.isFinite(d) ? Math.min(p, d) : p;
+  };
+  // playing starts the page's time of an <audio> the browser plays.
+  const playing = (el) => {
+    const r = audioOf(el);
+    if (!r.paused && !r.waiting) return;
+    const wasPaused = r.paused;
+    r.paused = false;
+    r.waiting = false;
+    r.since = now;
+    r.lastUpdate = now;
+    playingAudios.add(el);
+    if (wasPaused) fire(el, 'play');
+    fire(el, 'playing');
+  };
+  const resetAudio = (el) => {
+    const r = audios.get(el);
+    if (!r) return;
+    r.paused = true; r.ended = false; r.waiting = false; r.pos = 0;
+    playingAudios.delete(el);
+  };
+  if (HME) {
+    const srcDesc = getter(HME, 'src');
+    if (srcDesc && srcDesc.set) {
+      Object.defineProperty(HME, 'src', {
+        configurable: true, enumerable: srcDesc.enumerable, get: srcDesc.get,
+        set(v) { srcDesc.set.call(this, v); resetAudio(this); startLoad(this, false); },
+      });
+    }
+    const setAttr = Element.prototype.setAttribute;
+    defineValue(HME, 'setAttribute', function setAttribute(name, value) {
+      const out = setAttr.call(this, name, value);
+      if (String(name).toLowerCase() === 'src') { resetAudio(this); startLoad(this, false); }
+      return out;
+    });
+    const load = HME.load;
+    defineValue(HME, 'load', function load_() {
+      const out = load.call(this);
+      resetAudio(this);
+      startLoad(this, false);
+      return out;
+    });
+    const play = HME.play;
+    defineValue(HME, 'play', function play_() {
+      if (this.readyState < 4 && !this.error && !loads.has(this)) startLoad(this, true);
+      const p = play.call(this);
+      if (!isAudio(this)) return p;
+      const r = audioOf(this);
+      if (r.paused) {
+        if (r.ended) { r.pos = 0; r.ended = false; }
+        r.paused = false;
+        r.waiting = true;
+        soon(this, 'play');
+      }
+      return held(p.then(() => {
+        if (r.waiting) {
+          r.waiting = false; r.since = now; r.lastUpdate = now;
+          playingAudios.add(this);
+          fire(this, 'playing');
+        }
+      }, (e) => {
+        if (!r.paused) { r.pos = position(this, r); r.paused = true; r.waiting = false; playingAudios.delete(this); fire(this, 'pause'); }
+        throw e;
+      }));
+    });
+    const pause = HME.pause;
+    defineValue(HME, 'pause', function pause_() {
+      const out = pause.call(this);
+      const r = isAudio(this) && audios.get(this);
+      if (r && !r.paused) {
+        r.pos = position(this, r);
+        r.paused = true;
+        r.waiting = false;
+        playingAudios.delete(this);
+        soon(this, 'timeupdate', 'pause');
+      }
+      return out;
+    });
+    const audioOnly = (f) => function (get) { return isAudio(this) ? f.call(this, audioOf(this)) : get.call(this); };
+    override(HME, 'paused', audioOnly(function (r) { return r.paused; }));
+    override(HME, 'ended', audioOnly(function (r) { return r.ended; }));
+    override(HME, 'currentTime', audioOnly(function (r) { return position(this, r); }), function (v, set) {
+      set.call(this, v);
+      if (!isAudio(this)) return;
+      const r = audioOf(this);
+      const d = this.duration;
+      r.pos = Math.max(0, Number.isFinite(d) ? Math.min(Number(v) || 0, d) : Number(v) || 0);
+      r.since = now;
+      r.ended = false;
+      soon(this, 'seeking', 'timeupdate', 'seeked');
+    });
+    gate(HME, ['play', 'playing', 'pause', 'timeupdate', 'ended', 'seeking', 'seeked'], isAudio);
+    if (g.Audio) {
+      const RealAudio = g.Audio;
+      const VirtualAudio = function Audio(src) {
+        if (!new.target) return RealAudio(); // throws as the browser's does
+        const el = Reflect.construct(RealAudio, [], new.target === VirtualAudio ? RealAudio : new.target);
+        if (src !== undefined) el.src = src;
+        return el;
+      };
+      VirtualAudio.prototype = RealAudio.prototype;
+      defineValue(g, 'Audio', VirtualAudio);
+    }
+    // The page's own <audio> and <video> elements load while it loads.
+    g.addEventListener('load', () => {
+      for (const el of document.querySelectorAll('audio, video')) {
+        if (el.networkState === 2 && !loads.has(el)) startLoad(el, el.autoplay);
+      }
+    }, { once: true });
+  }
+  // Fonts and the GPU's adapter and device are loads too.
+  if (g.FontFace) holdMethod(g.FontFace.prototype, 'load');
+  if (g.FontFaceSet) holdMethod(g.FontFaceSet.prototype, 'load');
+  if (g.GPU) holdMethod(g.GPU.prototype, 'requestAdapter');
+  if (g.GPUAdapter) holdMethod(g.GPUAdapter.prototype, 'requestDevice');
+
+  // soundFrame runs at each frame: the sources and <audio> elements
+  // whose end came, then every 250 ms a playing element's timeupdate.
+  const soundFrame = () => {
+    for (const [node, s] of sources) {
+      if (ctxTime(s.r) + 1e-9 < Math.min(s.stopAt, naturalEnd(node, s))) continue;
+      sources.delete(node);
+      fire(node, 'ended');
+    }
+    for (const el of playingAudios) {
+      const r = audioOf(el);
+      if (r.paused) { playingAudios.delete(el); continue; }
+      if (r.waiting) continue;
+      const d = el.duration;
+      const p = r.pos + (now - r.since) / 1000 * (Number(el.playbackRate) || 0);
+      if (Number.isFinite(d) && p >= d) {
+        if (el.loop) { r.pos = d > 0 ? p % d : 0; r.since = now; } else {
+          r.pos = d; r.paused = true; r.ended = true;
+          playingAudios.delete(el);
+          for (const t of ['timeupdate', 'pause', 'ended']) fire(el, t);
+          continue;
+        }
+      }
+      if (now - r.lastUpdate >= 250) { r.lastUpdate = now; fire(el, 'timeupdate'); }
+    }
+  };
+
   // ---- running time ----
   const call = (fn, args) => {
     try {
@@ -236,6 +657,7 @@
   };
   // runFrame runs the animation frame due now.
   const runFrame = () => {
+    soundFrame();
     const due = rafs;
     rafs = new Map();
     for (const cb of due.values()) {
@@ -254,7 +676,9 @@
     // where it stands.
     advance(t, budget) {
       const began = realNow();
-      while (!fault && realNow() - began < budget) {
+      // A load pending (one the last frame or an input started): the
+      // driver waits for it before the next frame.
+      while (!fault && pending === 0 && realNow() - began < budget) {
         const at = frame * 1000 / 60;
         if (at > t + 1e-6) break;
         runTimers(at);
@@ -262,7 +686,6 @@
         now = Math.max(now, at);
         frame++;
         runFrame();
-        if (pending > 0) break; // a load started: the driver waits for it
       }
       if (!fault && pending === 0 && frame * 1000 / 60 > t + 1e-6) {
         runTimers(t);

@@ -15,12 +15,18 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
-// pageService is a capture service whose game is testdata/pagegame at
+// pageService is a capture service whose game is the web game pickup at
 // page (a path with its query), driven by the page driver (adapter).
 func pageService(t *testing.T, page, adapter string) *Service {
 	t.Helper()
+	return webGameService(t, "pickup", page, adapter)
+}
+
+// webGameService is pageService for the web game name.
+func webGameService(t *testing.T, name, page, adapter string) *Service {
+	t.Helper()
 	sysdeps.Need(t, "chromium")
-	dir := webgames.Dir(t, "pickup")
+	dir := webgames.Dir(t, name)
 	cfg := &CaptureConfig{Game: &GameConfig{Serve: dir, URL: page, Adapter: adapter}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
