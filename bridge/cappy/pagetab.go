@@ -226,12 +226,25 @@ func (t *pageTab) faulted() *pageFault {
 // pageEvalTimeout (V8 ends a script that runs longer); a page that does
 // not answer then is hung.
 func (t *pageTab) eval(ctx context.Context, expr string, byValue bool) (*runtime.RemoteObject, error) {
-	cctx, cancel := context.WithTimeout(ctx, pageEvalTimeout+3*time.Second)
-	defer cancel()
 	p := runtime.EvaluateParams{Expression: expr, Timeout: runtime.TimeDelta(pageEvalTimeout.Milliseconds()), Silent: ptrTo(true)}
 	if byValue {
 		p.ReturnByValue = ptrTo(true)
 	}
+	return t.evaluate(ctx, p, pageEvalTimeout+3*time.Second)
+}
+
+// evalAwait evaluates the driver's expression whose value is a promise
+// and answers its value. V8's limit ends only a script's first turn, so
+// a page that has not settled it within pageEvalTimeout is hung.
+func (t *pageTab) evalAwait(ctx context.Context, expr string) (*runtime.RemoteObject, error) {
+	p := runtime.EvaluateParams{Expression: expr, Timeout: runtime.TimeDelta(pageEvalTimeout.Milliseconds()), Silent: ptrTo(true),
+		ReturnByValue: ptrTo(true), AwaitPromise: ptrTo(true)}
+	return t.evaluate(ctx, p, pageEvalTimeout)
+}
+
+func (t *pageTab) evaluate(ctx context.Context, p runtime.EvaluateParams, timeout time.Duration) (*runtime.RemoteObject, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	res, err := chromedp.Call(cctx, runtime.Evaluate, p)
 	return t.result(cctx, res.Result, res.ExceptionDetails, err)
 }
@@ -301,7 +314,7 @@ func (t *pageTab) advance(to float64) (*pageState, error) {
 		var st pageState
 		// Numbers only in this expression: the driver's own code.
 		expr := "globalThis[" + strconv.Quote(t.name) + "].advance(" + strconv.FormatFloat(to, 'g', -1, 64) + ", 50)"
-		obj, err := t.eval(t.ctx, expr, true)
+		obj, err := t.evalAwait(t.ctx, expr)
 		if err != nil {
 			return &all, err
 		}
