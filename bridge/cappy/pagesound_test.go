@@ -3,6 +3,7 @@ package cappy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -58,7 +59,8 @@ func at(t float64) float64 {
 // and resume change its state at the page time of the call, a source's
 // ended comes at the first frame after its end; an <audio> element plays
 // on page time (play, playing, the play() promise, currentTime, then
-// timeupdate, pause and ended at its end). Two plays with the same steps
+// timeupdate, pause and ended at its end). The promise callbacks of a
+// timer run before the next timer. Two plays with the same steps
 // are the same, and the replay's pictures are the recording's.
 func TestPageDriverSound(t *testing.T) {
 	s := webGameService(t, "audio", "/", AdapterPage)
@@ -110,6 +112,12 @@ func TestPageDriverSound(t *testing.T) {
 	}
 	if d := want("decoded theme.mp3", 50).Duration; d < 7.9 || d > 8.2 {
 		t.Fatalf("theme.mp3 lasts %v s", d)
+	}
+	// The chain of timeouts the fourth frame started: each awaited one
+	// runs its promise's callback before the next timeout; from the sixth
+	// on they wait 4 ms, as in browsers.
+	for i, t0 := range []float64{50, 50, 50, 50, 50, 54, 58, 62, 66, 70} {
+		want(fmt.Sprint("chain ", i), t0)
 	}
 	// The blip, started at 100 ms, ends at the first frame after its end.
 	blip := want("decoded blip.ogg", 50).Duration
