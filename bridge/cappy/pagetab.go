@@ -34,6 +34,9 @@ import (
 //go:embed pageclock.js
 var pageClockJS string
 
+//go:embed pagesound.js
+var pageSoundJS string
+
 // Page driver limits.
 const (
 	// PageFrameMs is one animation frame of page time (60 Hz).
@@ -128,7 +131,7 @@ func openPageTab(browser context.Context, url string, seed int64, width, height 
 		}
 	}()
 	cfg, _ := json.Marshal(map[string]any{"name": t.name, "seed": seed, "epoch": pageEpoch})
-	src := strings.Replace(pageClockJS, "(CONFIG)", "("+string(cfg)+")", 1)
+	src := strings.Replace(strings.Replace(pageClockJS, "(SOUND)", "("+pageSoundJS+")", 1), "(CONFIG)", "("+string(cfg)+")", 1)
 	// The first call opens the tab: with the tab's own context, never one
 	// with a deadline (its end would close the tab).
 	if err := chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
