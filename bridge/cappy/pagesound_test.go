@@ -2,7 +2,6 @@ package cappy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"testing"
@@ -35,15 +34,7 @@ type soundState struct {
 
 func soundCheck(t *testing.T, s *Service) (soundState, string) {
 	t.Helper()
-	ans, err := s.Controller.Inspect(context.Background(), "text")
-	if err != nil || ans.Error != nil {
-		t.Fatalf("inspect text: %v %+v", err, ans)
-	}
-	var st soundState
-	if err := json.Unmarshal(ans.Value, &st); err != nil {
-		t.Fatalf("%s: %v", ans.Value, err)
-	}
-	return st, string(ans.Value)
+	return inspectText[soundState](t, s)
 }
 
 // at is the page time of the first frame at or after t ms.
