@@ -71,7 +71,7 @@ func WithSounds(t testing.TB, files map[string]string) map[string]string {
 var installMu sync.Mutex
 
 // MelonJS is the file of melonJS's ES module, at the version npm/ pins:
-// installed with npm ci on first use (about 3 MB), into the tests' cache
+// installed with npm ci on first use (11 MB), into the tests' cache
 // (sysdeps.PinnedDir), and reused while the pins stay the same.
 func MelonJS(t testing.TB) string {
 	t.Helper()
