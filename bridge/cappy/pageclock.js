@@ -38,12 +38,12 @@
     return id;
   });
   defineValue(g, 'cancelAnimationFrame', function cancelAnimationFrame(id) { rafs.delete(id); });
-  // A timeout set by a timeout nested five deep waits at least 4 ms, as
+  // A timeout set by a timeout nested six deep waits at least 4 ms, as
   // in browsers: a chain of setTimeout(f, 0) moves on in page time.
   const addTimer = (fn, ms, args, every) => {
     const id = timerNext++;
     let delay = Math.max(0, Number(ms) || 0);
-    if (nesting >= 5 && delay < 4) delay = 4;
+    if (nesting > 5 && delay < 4) delay = 4;
     timers.set(id, { at: now + delay, seq: timerSeq++, fn, args, every: every ? Math.max(delay, 1) : 0, nesting: nesting + 1 });
     return id;
   };

@@ -105,9 +105,9 @@ func TestPageDriverSound(t *testing.T) {
 		t.Fatalf("theme.mp3 lasts %v s", d)
 	}
 	// The chain of timeouts the fourth frame started: each awaited one
-	// runs its promise's callback before the next timeout; from the sixth
-	// on they wait 4 ms, as in browsers.
-	for i, t0 := range []float64{50, 50, 50, 50, 50, 54, 58, 62, 66, 70} {
+	// runs its promise's callback before the next timeout; from the
+	// seventh on they wait 4 ms, as in Chromium.
+	for i, t0 := range []float64{50, 50, 50, 50, 50, 50, 54, 58, 62, 66} {
 		want(fmt.Sprint("chain ", i), t0)
 	}
 	// The blip, started at 100 ms, ends at the first frame after its end.
