@@ -96,7 +96,7 @@ func BenchmarkPageStep(b *testing.B) {
 	floor500 := func() time.Duration {
 		simT += 500
 		start := time.Now()
-		if _, err := floor.eval(floor.ctx, "globalThis["+quote(floor.name)+"].advance("+ftoa(simT)+", 1e9)", true); err != nil {
+		if _, err := floor.evalAwait(floor.ctx, "globalThis["+quote(floor.name)+"].advance("+ftoa(simT)+", 1e9)"); err != nil {
 			b.Fatal(err)
 		}
 		shot()

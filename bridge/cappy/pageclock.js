@@ -3,7 +3,8 @@
 // time that only the driver advances, one 60 Hz frame at a time, and its
 // randomness is seeded. crosscode-mcp's page driver (pagedriver.go) calls
 // the API it defines under a per-launch name; nothing else of the page
-// changes. The driver's Go code fills in CONFIG: {name, seed, epoch}.
+// changes. The driver's Go code fills in CONFIG: {name, seed, epoch}, and
+// SOUND: pagesound.js.
 (function (cfg) {
   'use strict';
   const g = globalThis;
@@ -21,9 +22,10 @@
   let frame = 0; // the next animation frame: it runs at frame * FRAME
   let rafs = new Map();
   let rafNext = 1;
-  const timers = new Map(); // id -> {at, seq, fn, args, every}
+  const timers = new Map(); // id -> {at, seq, fn, args, every, nesting}
   let timerNext = 1;
   let timerSeq = 0;
+  let nesting = 0; // the running timer's nesting level, as browsers count it
   const idles = new Map();
 
   const defineValue = (obj, key, value) => {
@@ -36,10 +38,13 @@
     return id;
   });
   defineValue(g, 'cancelAnimationFrame', function cancelAnimationFrame(id) { rafs.delete(id); });
+  // A timeout set by a timeout nested six deep waits at least 4 ms, as
+  // in browsers: a chain of setTimeout(f, 0) moves on in page time.
   const addTimer = (fn, ms, args, every) => {
     const id = timerNext++;
-    const delay = Math.max(0, Number(ms) || 0);
-    timers.set(id, { at: now + delay, seq: timerSeq++, fn, args, every: every ? Math.max(delay, 1) : 0 });
+    let delay = Math.max(0, Number(ms) || 0);
+    if (nesting > 5 && delay < 4) delay = 4;
+    timers.set(id, { at: now + delay, seq: timerSeq++, fn, args, every: every ? Math.max(delay, 1) : 0, nesting: nesting + 1 });
     return id;
   };
   defineValue(g, 'setTimeout', function setTimeout(fn, ms, ...args) { return addTimer(fn, ms, args, false); });
@@ -213,15 +218,28 @@
     });
   }
 
+  // ---- sound on page time (pagesound.js) ----
+  const sound = (SOUND)({ g, defineValue, track, time: () => now });
+
   // ---- running time ----
-  const call = (fn, args) => {
+  // Each callback of the page (a timer, an animation frame's callback, an
+  // event of sound) is a task of its own, as in a browser: the promise
+  // callbacks it queued run before the next one. The driver's advance is
+  // one evaluation the page's own tasks never interleave with, so the
+  // clock lets them run for a number of turns of the microtask queue
+  // (longer chains go on among the next callbacks, the same way in every
+  // run).
+  const TURNS = 100;
+  const turns = async () => { for (let i = 0; i < TURNS; i++) await undefined; };
+  const call = async (fn, args) => {
     try {
       if (typeof fn === 'function') fn(...args);
       else if (typeof fn === 'string') realConsole.warn('crosscode page driver: a string timer was not run (code in strings is not evaluated)');
     } catch (e) { pageError(e); }
+    await turns();
   };
   // runTimers runs the timers due at or before t, in time order.
-  const runTimers = (t) => {
+  const runTimers = async (t) => {
     for (;;) {
       let best = null, bestId = 0;
       for (const [id, tm] of timers) {
@@ -230,42 +248,49 @@
       if (!best) return;
       now = Math.max(now, best.at);
       if (best.every) { best.at += best.every; best.seq = timerSeq++; } else timers.delete(bestId);
-      call(best.fn, best.args);
+      nesting = best.nesting;
+      await call(best.fn, best.args);
+      nesting = 0;
       if (fault) return;
     }
   };
   // runFrame runs the animation frame due now.
-  const runFrame = () => {
+  const runFrame = async () => {
+    for (const fire of sound.events()) {
+      fire();
+      await turns();
+    }
     const due = rafs;
     rafs = new Map();
     for (const cb of due.values()) {
-      call(cb, [now]);
+      await call(cb, [now]);
       if (fault) return;
     }
     const idle = [...idles.values()];
     idles.clear();
-    for (const cb of idle) call(cb, [{ didTimeout: false, timeRemaining: () => 0 }]);
+    for (const cb of idle) await call(cb, [{ didTimeout: false, timeRemaining: () => 0 }]);
   };
 
   const api = {
     // advance runs page time on to t (ms), frame by frame with the timers
     // due between them (for at most budget ms of real time; the rest on
     // the next call, so that one frame alone can be timed), and reports
-    // where it stands.
-    advance(t, budget) {
+    // where it stands. Its promise settles when it has.
+    async advance(t, budget) {
       const began = realNow();
-      while (!fault && realNow() - began < budget) {
+      // A load pending (one the last frame or an input started): the
+      // driver waits for it before the next frame.
+      while (!fault && pending === 0 && realNow() - began < budget) {
         const at = frame * 1000 / 60;
         if (at > t + 1e-6) break;
-        runTimers(at);
+        await runTimers(at);
         if (fault) break;
         now = Math.max(now, at);
         frame++;
-        runFrame();
-        if (pending > 0) break; // a load started: the driver waits for it
+        await runFrame();
       }
       if (!fault && pending === 0 && frame * 1000 / 60 > t + 1e-6) {
-        runTimers(t);
+        await runTimers(t);
         if (!fault) now = Math.max(now, t);
       }
       return api.state();

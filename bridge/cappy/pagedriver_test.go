@@ -15,12 +15,18 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
-// pageService is a capture service whose game is testdata/pagegame at
+// pageService is a capture service whose game is the web game pickup at
 // page (a path with its query), driven by the page driver (adapter).
 func pageService(t *testing.T, page, adapter string) *Service {
 	t.Helper()
+	return webGameService(t, "pickup", page, adapter)
+}
+
+// webGameService is pageService for the web game name.
+func webGameService(t *testing.T, name, page, adapter string) *Service {
+	t.Helper()
 	sysdeps.Need(t, "chromium")
-	dir := webgames.Dir(t, "pickup")
+	dir := webgames.Dir(t, name)
 	cfg := &CaptureConfig{Game: &GameConfig{Serve: dir, URL: page, Adapter: adapter}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -79,15 +85,21 @@ type gameState struct {
 
 func inspectState(t *testing.T, s *Service) (gameState, string) {
 	t.Helper()
+	return inspectText[gameState](t, s)
+}
+
+// inspectText is the page's render_game_to_text(), decoded and as text.
+func inspectText[T any](t *testing.T, s *Service) (T, string) {
+	t.Helper()
+	var v T
 	ans, err := s.Controller.Inspect(context.Background(), "text")
 	if err != nil || ans.Error != nil {
 		t.Fatalf("inspect text: %v %+v", err, ans)
 	}
-	var g gameState
-	if err := json.Unmarshal(ans.Value, &g); err != nil {
+	if err := json.Unmarshal(ans.Value, &v); err != nil {
 		t.Fatalf("%s: %v", ans.Value, err)
 	}
-	return g, string(ans.Value)
+	return v, string(ans.Value)
 }
 
 // TestPageDriverPlay plays the test game, which has no adapter code,

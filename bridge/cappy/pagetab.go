@@ -34,6 +34,9 @@ import (
 //go:embed pageclock.js
 var pageClockJS string
 
+//go:embed pagesound.js
+var pageSoundJS string
+
 // Page driver limits.
 const (
 	// PageFrameMs is one animation frame of page time (60 Hz).
@@ -128,7 +131,7 @@ func openPageTab(browser context.Context, url string, seed int64, width, height 
 		}
 	}()
 	cfg, _ := json.Marshal(map[string]any{"name": t.name, "seed": seed, "epoch": pageEpoch})
-	src := strings.Replace(pageClockJS, "(CONFIG)", "("+string(cfg)+")", 1)
+	src := strings.Replace(strings.Replace(pageClockJS, "(SOUND)", "("+pageSoundJS+")", 1), "(CONFIG)", "("+string(cfg)+")", 1)
 	// The first call opens the tab: with the tab's own context, never one
 	// with a deadline (its end would close the tab).
 	if err := chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -226,12 +229,25 @@ func (t *pageTab) faulted() *pageFault {
 // pageEvalTimeout (V8 ends a script that runs longer); a page that does
 // not answer then is hung.
 func (t *pageTab) eval(ctx context.Context, expr string, byValue bool) (*runtime.RemoteObject, error) {
-	cctx, cancel := context.WithTimeout(ctx, pageEvalTimeout+3*time.Second)
-	defer cancel()
 	p := runtime.EvaluateParams{Expression: expr, Timeout: runtime.TimeDelta(pageEvalTimeout.Milliseconds()), Silent: ptrTo(true)}
 	if byValue {
 		p.ReturnByValue = ptrTo(true)
 	}
+	return t.evaluate(ctx, p, pageEvalTimeout+3*time.Second)
+}
+
+// evalAwait evaluates the driver's expression whose value is a promise
+// and answers its value. V8's limit ends only a script's first turn, so
+// a page that has not settled it within pageEvalTimeout is hung.
+func (t *pageTab) evalAwait(ctx context.Context, expr string) (*runtime.RemoteObject, error) {
+	p := runtime.EvaluateParams{Expression: expr, Timeout: runtime.TimeDelta(pageEvalTimeout.Milliseconds()), Silent: ptrTo(true),
+		ReturnByValue: ptrTo(true), AwaitPromise: ptrTo(true)}
+	return t.evaluate(ctx, p, pageEvalTimeout)
+}
+
+func (t *pageTab) evaluate(ctx context.Context, p runtime.EvaluateParams, timeout time.Duration) (*runtime.RemoteObject, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	res, err := chromedp.Call(cctx, runtime.Evaluate, p)
 	return t.result(cctx, res.Result, res.ExceptionDetails, err)
 }
@@ -301,7 +317,7 @@ func (t *pageTab) advance(to float64) (*pageState, error) {
 		var st pageState
 		// Numbers only in this expression: the driver's own code.
 		expr := "globalThis[" + strconv.Quote(t.name) + "].advance(" + strconv.FormatFloat(to, 'g', -1, 64) + ", 50)"
-		obj, err := t.eval(t.ctx, expr, true)
+		obj, err := t.evalAwait(t.ctx, expr)
 		if err != nil {
 			return &all, err
 		}

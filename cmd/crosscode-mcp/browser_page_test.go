@@ -115,21 +115,7 @@ func mustJSONString(t *testing.T, v any) string {
 // steps give the same game, and the replay has no divergence.
 func TestBrowserPhaserWithoutAdapter(t *testing.T) {
 	sysdeps.Need(t, "chromium")
-	arena := buildArena(t)
-	site := t.TempDir()
-	for from, to := range map[string]string{
-		filepath.Join(webgames.Dir(t, "phaser"), "index.html"):                  "index.html",
-		filepath.Join(webgames.Dir(t, "phaser"), "game.js"):                     "game.js",
-		filepath.Join(arena, "node_modules", "phaser", "dist", "phaser.min.js"): "phaser.min.js",
-	} {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(site, to), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	site := phaserSite(t)
 	config := filepath.Join(t.TempDir(), "capture.json")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`{"game": {"serve": %q}}`, site)), 0o644); err != nil {
 		t.Fatal(err)
