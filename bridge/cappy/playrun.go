@@ -235,6 +235,8 @@ type PlayOutcome struct {
 	// PicturesExpected and PicturesGot count the pictures on each side.
 	PicturesExpected int   `json:"picturesExpected"`
 	PicturesGot      int64 `json:"picturesGot"`
+	// Warnings are what the game and the controller warned of in the run.
+	Warnings []string `json:"warnings,omitempty"`
 	// fileSHA is the play file's (for its last result).
 	fileSHA string
 }
@@ -250,6 +252,7 @@ func (s *Service) JudgePlay(ctx context.Context, ps *PlayStart) (*PlayOutcome, e
 		return nil, err
 	}
 	out.PicturesGot = c.Frames
+	out.Warnings = c.Warnings
 	if c.Status != StatusCompleted {
 		out.Status = PlayFailed
 		out.Message = fmt.Sprintf("the replay %s (%s): %s", c.Status, sanitize.Line(c.Code, 80), sanitize.Line(c.Message, 300))

@@ -281,6 +281,9 @@ func (t *playTest) print(e *playreport.Entry) {
 	for _, c := range e.Changes {
 		fmt.Fprintln(t.lines, "        "+c)
 	}
+	for _, w := range e.Warnings {
+		fmt.Fprintln(t.lines, "        warning: "+sanitize.Line(w, 400))
+	}
 }
 
 // validation is the run as a validation of kind plays at this commit.

@@ -137,6 +137,9 @@ func WriteJUnit(w io.Writer, r *Run) error {
 		}
 		out = append(out, fmt.Sprintf("the play is %s long, run in %s", cappy.FormatSeconds(en.LengthMs), cappy.FormatSeconds(float64(en.WallMs))))
 		out = append(out, en.Changes...)
+		for _, w := range en.Warnings {
+			out = append(out, "warning: "+w)
+		}
 		c.SystemOut = strings.Join(out, "\n")
 		switch en.Status {
 		case cappy.PlayFailed:
