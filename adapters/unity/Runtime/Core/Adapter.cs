@@ -1043,7 +1043,7 @@ namespace Crosscode.Cappy
             var s = step;
             step = null;
             long t = op.Ticks;
-            long frames = (long)Math.Round((goalMs + s.Ms) / parts.Clock.StepMs) - t;
+            long frames = (long)Math.Round((goalMs + s.Ms) / parts.Clock.StepMs, MidpointRounding.AwayFromZero) - t;
             goalMs += s.Ms;
             if (frames <= 0)
             {

@@ -4,16 +4,14 @@ namespace Crosscode.Cappy
 {
     /// <summary>
     /// The rate of an operation's frames on its presented clock: a frame
-    /// is due at each 1/fps of presented time from the first (slots a game
-    /// skipped are not made up); a frame with a reason takes its slot when
+    /// is due at each 1/fps of presented time from the operation's start
+    /// (slots a game skipped are not made up); a frame with a reason takes its slot when
     /// free, else it is an extra, allowed fps times a second, one at a time.
     /// The controller keeps frames within twice the asked rate; so does this.
     /// </summary>
     public sealed class FramePacer
     {
         readonly double fps;
-        bool hasOrigin;
-        double origin;
         long usedSlot = -1;
         double tokens = 1, tokensT;
 
@@ -22,8 +20,7 @@ namespace Crosscode.Cappy
 
         long Slot(double t)
         {
-            if (!hasOrigin) { hasOrigin = true; origin = t; }
-            return (long)Math.Floor((t - origin) * fps / 1000 + 1e-9);
+            return (long)Math.Floor(t * fps / 1000 + 1e-9);
         }
 
         /// <summary>Whether a frame is due at presented time t (its slot has none yet).</summary>

@@ -229,7 +229,14 @@ namespace Crosscode.Cappy
             void Value(object v, int depth)
             {
                 var fields = v as Fields;
-                if (fields != null) { Object(fields.Target, depth, true); return; }
+                if (fields != null)
+                {
+                    if (fields.Target == null) { sb.Append("null"); return; }
+                    if (!seen.Add(fields.Target)) { Json.WriteString(sb, "(" + fields.Target.GetType().Name + ": already written above)"); return; }
+                    try { Object(fields.Target, depth, true); }
+                    finally { seen.Remove(fields.Target); }
+                    return;
+                }
                 if (v != null && convert != null && !(v is JsonObject) && !(v is string))
                 {
                     object c = convert(v);

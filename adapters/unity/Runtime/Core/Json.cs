@@ -190,8 +190,10 @@ namespace Crosscode.Cappy
         public static double? Number(JsonObject o, string key)
         {
             object v;
-            if (o == null || !o.TryGetValue(key, out v) || !(v is double)) return null;
-            return (double)v;
+            if (o == null || !o.TryGetValue(key, out v) || v == null) return null;
+            if (v is double) return (double)v;
+            if (v is int || v is long || v is float) return Convert.ToDouble(v, CultureInfo.InvariantCulture);
+            return null;
         }
 
         /// <summary>A string of a parsed object (null when absent or not a string).</summary>
