@@ -43,8 +43,11 @@ namespace Arena
             }
         }
 
+        public int Worlds; // how many worlds were made: the scene's generation
+
         World NewWorld(long s)
         {
+            Worlds++;
             var w = new World(s);
             w.Emit = (name, payload) => Cappy.Emit(name, payload);
             return w;
@@ -215,6 +218,7 @@ namespace Arena
         {
             public IList<ISceneNode> Roots() { return game.World.Roots(); }
             public string SceneName { get { return game.World.SceneName; } }
+            public int Generation { get { return game.Worlds; } }
         }
 
         static void RegisterScenarios()

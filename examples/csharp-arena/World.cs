@@ -114,7 +114,7 @@ namespace Arena
         public double px, py;
     }
 
-    public sealed class World : ISceneGraph
+    public sealed class World
     {
         public const double Width = 640, Height = 360;
         public const double StepMs = 1000.0 / 60.0;
@@ -255,7 +255,7 @@ namespace Arena
                 }
             }
 
-            // The fallen drop coins (one in two).
+            // The fallen drop coins.
             for (int i = Foes.Kids.Count - 1; i >= 0; i--)
             {
                 var f = Foes.Kids[i];
@@ -266,13 +266,10 @@ namespace Arena
                 string kind = f.Get<Brain>().kind;
                 Emit("FOE_DOWN", new Dictionary<string, object> { { "name", f.Name }, { "kind", kind } });
                 if (kind == "golem") { Finish("victory"); return; }
-                if (rng.Next(2) == 0)
-                {
-                    coinSerial++;
-                    var c = new Entity("Coin" + coinSerial);
-                    c.Parts.Add(new Body { x = fb.x, y = fb.y, radius = 6 });
-                    Coins.Kids.Add(c);
-                }
+                coinSerial++;
+                var c = new Entity("Coin" + coinSerial);
+                c.Parts.Add(new Body { x = fb.x + rng.Next(9) - 4, y = fb.y + rng.Next(9) - 4, radius = 6 });
+                Coins.Kids.Add(c);
             }
             var purse = Hero.Get<Purse>();
             for (int i = Coins.Kids.Count - 1; i >= 0; i--)

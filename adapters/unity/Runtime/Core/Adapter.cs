@@ -333,6 +333,7 @@ namespace Crosscode.Cappy
             double pace = options.HeldFps;
             if (op != null && launched)
             {
+                ResolveEvents(false);
                 try { run = Step(out pace); }
                 catch (Exception e)
                 {
@@ -585,7 +586,7 @@ namespace Crosscode.Cappy
                         return;
                     }
                     configEvents.Set(m["events"]);
-                    configEvents.Resolve(parts.Scene);
+                    ResolveEvents(true);
                     Log(0, "welcomed by the controller");
                     return;
                 case "reject":
@@ -804,7 +805,7 @@ namespace Crosscode.Cappy
             Cappy.RaiseStarted(o);
             if (o.Kind == "scenario")
             {
-                configEvents.Resolve(parts.Scene);
+                ResolveEvents(true);
                 RunScenario(o);
                 return;
             }
@@ -911,7 +912,7 @@ namespace Crosscode.Cappy
             armed = true;
             op.Ticks = 0;
             handledTick = -1;
-            configEvents.Resolve(parts.Scene);
+            ResolveEvents(true);
             if (parts.Random != null) parts.Random.Seed(op.Seed);
             deferred.Clear();
             lastSample.Clear();
@@ -1343,6 +1344,20 @@ namespace Crosscode.Cappy
             p["args"] = list;
             EmitEvent(o, name, p, null);
         }
+
+        // The capture config's events: connected again when the scene's
+        // objects were replaced, and now and then while an operation runs
+        // (objects come and go).
+        void ResolveEvents(bool now)
+        {
+            if (parts.Scene == null || !configEvents.Any) return;
+            int g = parts.Scene.Generation;
+            if (!now && g == sceneGeneration && frame % 30 != 0) return;
+            sceneGeneration = g;
+            configEvents.Resolve(parts.Scene);
+        }
+
+        int sceneGeneration;
 
         // ---- inspect ----
 

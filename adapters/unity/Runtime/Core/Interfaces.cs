@@ -99,6 +99,11 @@ namespace Crosscode.Cappy
         IList<ISceneNode> Roots();
         /// <summary>The name of the scene (or scenes) shown, for the empty query.</summary>
         string SceneName { get; }
+        /// <summary>
+        /// Changes whenever the scene's objects are replaced (Unity: a scene
+        /// loaded): the capture config's events are connected again then.
+        /// </summary>
+        int Generation { get; }
     }
 
     /// <summary>One object of the scene.</summary>

@@ -23,6 +23,7 @@ namespace Crosscode.Cappy.Tests
         public readonly List<Node> Top = new List<Node>();
         public IList<ISceneNode> Roots() { return Top.Cast<ISceneNode>().ToList(); }
         public string SceneName { get { return "Main"; } }
+        public int Generation { get { return 0; } }
         // The engine's own objects are written by name.
         public object Convert(object v) { var n = v as Node; return n != null ? (object)("(Node " + n.Name + ")") : v; }
     }
