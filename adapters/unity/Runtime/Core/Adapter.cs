@@ -833,7 +833,7 @@ namespace Crosscode.Cappy
                     var routine = entry.Routine(o);
                     o.RunState = routine;
                     var runner = parts.Runner ?? (ICoroutineRunner)(defaultRunner ?? (defaultRunner = new FrameRunner()));
-                    runner.Start(routine, delegate (Exception e) { if (op == o && o.IsActive) ScenarioDone(o, e); });
+                    runner.Run(routine, delegate (Exception e) { if (op == o && o.IsActive) ScenarioDone(o, e); });
                 }
                 else if (entry.Async != null)
                 {
@@ -1483,7 +1483,7 @@ namespace Crosscode.Cappy
             if (wasLaunched && o.RunState is IEnumerator)
             {
                 var runner = parts.Runner ?? (ICoroutineRunner)defaultRunner;
-                if (runner != null) runner.Stop((IEnumerator)o.RunState);
+                if (runner != null) runner.Cancel((IEnumerator)o.RunState);
             }
             if (parts.Input != null && wasLaunched && o.Kind != "scenario")
             {

@@ -24,7 +24,7 @@ namespace Crosscode.Cappy
         readonly List<Entry> running = new List<Entry>();
 
         /// <inheritdoc/>
-        public void Start(IEnumerator routine, Action<Exception> done)
+        public void Run(IEnumerator routine, Action<Exception> done)
         {
             var e = new Entry { Root = routine, Done = done };
             e.Stack.Push(routine);
@@ -32,7 +32,7 @@ namespace Crosscode.Cappy
         }
 
         /// <inheritdoc/>
-        public void Stop(IEnumerator routine)
+        public void Cancel(IEnumerator routine)
         {
             running.RemoveAll(e => e.Root == routine);
         }

@@ -146,13 +146,17 @@ namespace Crosscode.Cappy
         void Restart(long seed, Action done);
     }
 
-    /// <summary>Runs a scenario's coroutine (Unity: StartCoroutine on the package's object).</summary>
+    /// <summary>
+    /// Runs a scenario's coroutine (Unity: StartCoroutine on the package's
+    /// object). Its methods are not named Start and Stop: a MonoBehaviour
+    /// implements it, and Unity would take a Start for its own message.
+    /// </summary>
     public interface ICoroutineRunner
     {
         /// <summary>Starts routine; calls done once it ends (error: what it threw, or null).</summary>
-        void Start(IEnumerator routine, Action<Exception> done);
-        /// <summary>Stops what Start started for routine (a cancelled scenario).</summary>
-        void Stop(IEnumerator routine);
+        void Run(IEnumerator routine, Action<Exception> done);
+        /// <summary>Stops what Run started for routine (a cancelled scenario).</summary>
+        void Cancel(IEnumerator routine);
     }
 
     /// <summary>Where the core logs (Unity: the console), from any thread.</summary>

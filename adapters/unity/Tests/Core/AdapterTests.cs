@@ -497,5 +497,44 @@ namespace Crosscode.Cappy.Tests
             Assert.IsTrue(r.Clock.Holding);
             Assert.IsNull(r.Adapter.Current);
         }
+
+        [Test]
+        public void TheSelfCheckPlaysALookAndAStepAndReportsWhatItSaw()
+        {
+            var clock = new FakeClock();
+            var frames = new FakeFrames();
+            var parts = new EngineParts { Clock = clock, Input = new FakeInput(), Frames = frames, Random = new FakeRandom(), Log = new FakeLog() };
+            var check = new SelfCheck(parts, "g", new[] { "a warning of the engine layer" });
+            SelfCheck.Report report = null;
+            check.Run(r => report = r);
+            for (int i = 0; i < 5000 && report == null; i++)
+            {
+                check.Adapter.BeginFrame();
+                check.Adapter.EndFrame();
+                System.Threading.Thread.Sleep(1); // the check's controller answers from other threads
+            }
+            Assert.IsNotNull(report, "the check did not finish");
+            CollectionAssert.AreEqual(new[] { "a warning of the engine layer" }, report.Problems);
+            Assert.IsFalse(report.Ok);
+            Assert.AreEqual(500.0, report.SimT);
+            Assert.AreEqual(2, report.Pictures.Count, "the look's picture and the step's");
+            CollectionAssert.Contains(report.Actions, "move (axis2d)");
+            CollectionAssert.Contains(report.Capabilities, "frames");
+            Assert.Greater(report.ReplayBytes, 0);
+
+            var bare = new SelfCheck(new EngineParts { Clock = new FakeClock(), Log = new FakeLog() }, "g", null);
+            report = null;
+            bare.Run(r => report = r);
+            for (int i = 0; i < 5000 && report == null; i++)
+            {
+                bare.Adapter.BeginFrame();
+                bare.Adapter.EndFrame();
+                System.Threading.Thread.Sleep(1);
+            }
+            Assert.IsNotNull(report);
+            Assert.IsFalse(report.Ok);
+            StringAssert.Contains("no input capability", string.Join("\n", report.Problems.ToArray()));
+            StringAssert.Contains("no frames capability", string.Join("\n", report.Problems.ToArray()));
+        }
     }
 }
