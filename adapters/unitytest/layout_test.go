@@ -33,7 +33,7 @@ var guidLine = regexp.MustCompile(`(?m)^guid: ([0-9a-f]{32})$`)
 func TestPackageLayout(t *testing.T) {
 	var manifest struct {
 		Name, Version, DisplayName, Description, Unity, License string
-		Samples                                                []struct{ DisplayName, Description, Path string }
+		Samples                                                 []struct{ DisplayName, Description, Path string }
 	}
 	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
 	if err == nil {
