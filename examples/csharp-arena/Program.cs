@@ -107,17 +107,19 @@ namespace Arena
         public int ScreenWidth { get { return Render.W; } }
         public int ScreenHeight { get { return Render.H; } }
         public int MaxInFlight { get { return 2; } }
-        public bool CanEncode(string mime) { return mime == Wire.MimePng; }
+        public bool CanEncode(string mime) { return mime == Wire.MimePng || mime == Wire.MimeJpeg; }
 
         public void Capture(int maxWidth, string mime, int quality, Action<EncodedPicture> done)
         {
-            var px = Render.Draw(World); // this frame's picture, now
-            if (Flashing()) Tint(px);
+            int[] blocks;
+            var px = Render.Draw(World, out blocks); // this frame's picture, now
+            if (Flashing()) Render.Tint(px, blocks);
             ThreadPool.QueueUserWorkItem(delegate
             {
                 int w, h;
-                var png = Render.Png(px, maxWidth, out w, out h);
-                done(new EncodedPicture { Data = png, Mime = Wire.MimePng, Width = w, Height = h });
+                var scaled = Render.Scale(px, maxWidth, out w, out h);
+                var data = mime == Wire.MimeJpeg ? Jpeg.Encode(scaled, w, h, Render.Rgb, quality, scaled == px ? blocks : null) : Render.Png(scaled, w, h);
+                done(new EncodedPicture { Data = data, Mime = mime, Width = w, Height = h });
             });
         }
 
@@ -126,11 +128,6 @@ namespace Arena
             double simT = World.State.tick * World.StepMs;
             foreach (var f in flash) if (simT >= f[0] && simT <= f[1]) return true;
             return false;
-        }
-
-        static void Tint(byte[] px)
-        {
-            for (int i = 0; i < px.Length; i += 3) px[i] = (byte)Math.Min(255, px[i] + 120);
         }
 
         // IGameRandom: the world's generator follows the seed.
@@ -201,7 +198,10 @@ namespace Arena
                 else if (wait > 0) Thread.Sleep(wait);
             }
             Console.Error.WriteLine("arena: " + ended + "; quitting");
-            return adapter.EndReason != null && adapter.EndReason.Contains("rejected") ? 1 : 0;
+            // Quit now, as a player does: Mono's shutdown would wait for the
+            // socket's last read on a worker thread.
+            Environment.Exit(adapter.EndReason != null && adapter.EndReason.Contains("rejected") ? 1 : 0);
+            return 0;
         }
 
         // Without a controller: the autopilot plays a few seconds.

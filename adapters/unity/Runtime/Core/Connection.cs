@@ -63,10 +63,40 @@ namespace Crosscode.Cappy
                 cts.CancelAfter(timeout);
                 await ws.ConnectAsync(endpoint, cts.Token).ConfigureAwait(false);
             }
+            NoDelay(ws, 0);
             if (first != null) Send(first);
             sender = new Thread(SendLoop) { IsBackground = true, Name = "cappy-send" };
             sender.Start();
             reader = Task.Run(ReadLoop);
+        }
+
+        // Turns off Nagle's algorithm on the socket under the WebSocket:
+        // ClientWebSocket does not say, and with it on, a small message sent
+        // right after a large one (a step's stepped after its picture) waits
+        // for the peer's delayed ACK, about 40 ms. Found by walking the
+        // implementation's fields (Mono's and Unity's are .NET's managed
+        // WebSocket over a NetworkStream); where none is found, nothing changes.
+        static bool NoDelay(object o, int depth)
+        {
+            if (o == null || depth > 4) return false;
+            var sock = o as System.Net.Sockets.Socket;
+            if (sock != null)
+            {
+                try { sock.NoDelay = true; return true; } catch (Exception) { return false; }
+            }
+            var t = o.GetType();
+            if (t.IsPrimitive || o is string || t.IsArray || t.IsPointer) return false;
+            for (; t != null && t != typeof(object); t = t.BaseType)
+                foreach (var f in t.GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.DeclaredOnly))
+                {
+                    if (f.FieldType.IsPrimitive || f.FieldType.IsEnum || f.FieldType == typeof(string)) continue;
+                    string ns = f.FieldType.Namespace ?? "";
+                    if (!ns.StartsWith("System.Net", StringComparison.Ordinal) && !ns.StartsWith("System.IO", StringComparison.Ordinal)) continue;
+                    object v;
+                    try { v = f.GetValue(o); } catch (Exception) { continue; }
+                    if (NoDelay(v, depth + 1)) return true;
+                }
+            return false;
         }
 
         /// <inheritdoc/>
