@@ -37,12 +37,7 @@ func NeedMono(t testing.TB) Mono {
 // build of the checkout (bin/).
 func (m Mono) Arena(t testing.TB, repo string) string {
 	t.Helper()
-	for _, rel := range []string{"examples/csharp-arena", "adapters/unity/Runtime/Core"} {
-		if err := copyFiles(filepath.Join(m.Repo, rel), filepath.Join(repo, filepath.FromSlash(rel))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := filepath.Join(repo, "examples", "csharp-arena")
+	dir := m.CopyArena(t, repo)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "build.sh")
@@ -51,6 +46,19 @@ func (m Mono) Arena(t testing.TB, repo string) string {
 		t.Fatalf("examples/csharp-arena/build.sh: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// CopyArena copies examples/csharp-arena and the core it is built from
+// into repo at the same paths (less a build of the checkout) and returns
+// the example's folder, unbuilt.
+func (m Mono) CopyArena(t testing.TB, repo string) string {
+	t.Helper()
+	for _, rel := range []string{"examples/csharp-arena", "adapters/unity/Runtime/Core"} {
+		if err := copyFiles(filepath.Join(m.Repo, rel), filepath.Join(repo, filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(repo, "examples", "csharp-arena")
 }
 
 // copyFiles copies a tree, keeping the files' modes, less bin/ and obj/.

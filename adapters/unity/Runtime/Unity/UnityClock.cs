@@ -35,7 +35,7 @@ namespace Crosscode.Cappy.Unity
             held = hold;
             if (hold)
             {
-                gameScale = Time.timeScale > 0 ? Time.timeScale : 1;
+                gameScale = Time.timeScale; // the game's own (0 when it paused itself)
                 Time.timeScale = 0;
             }
             else Time.timeScale = gameScale;
