@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -268,6 +269,35 @@ func TestCaptureCSharpAgentPlay(t *testing.T) {
 	if !slices.Equal(evs, again) {
 		t.Fatalf("two plays with the same seed and steps differ:\n%s\n---\n%s", joined, strings.Join(again, "\n"))
 	}
+	a.c.Close()
+
+	// A build that draws two stretches of the play otherwise (its floor
+	// red): the events are the same, and the pictures differ in exactly
+	// those two spans.
+	config := filepath.Join(repo(t, a), "examples", "csharp-arena", ".crosscode", "capture.json")
+	cfg := map[string]any{}
+	b, _ := os.ReadFile(config)
+	json.Unmarshal(b, &cfg)
+	cfg["game"].(map[string]any)["env"] = map[string]string{"ARENA_FLASH": "1000-1600,3000-3300"}
+	bo := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo(t, a), args: []string{"--actor", "bo@example.com", "--capture-config", writeConfig(t, cfg)}})
+	flashed, imgs := bo.callImages("replay", map[string]any{"op": op})
+	vd, _ := flashed["visualDivergence"].(map[string]any)
+	spans, _ := vd["spans"].([]any)
+	if field(flashed, "divergence", "identical") != true || vd["identical"] != false || len(spans) != 2 || len(imgs) < 1 {
+		t.Fatalf("two planted changes: events %v, pictures %v", flashed["divergence"], vd)
+	}
+	for i, want := range [][2]float64{{1000, 1600}, {3000, 3300}} {
+		sp := spans[i].(map[string]any)
+		if from, to := sp["simT"].(float64), sp["endSimT"].(float64); from < want[0] || to > want[1] || sp["image"] == nil {
+			t.Fatalf("span %d: %v; expected within %v", i, sp, want)
+		}
+	}
+}
+
+// repo is the repository an agent works in.
+func repo(t *testing.T, a *agent) string {
+	t.Helper()
+	return a.cmd.Dir
 }
 
 // TestCaptureCSharpResetsItself: with ARENA_RESETS=1 the game puts itself
