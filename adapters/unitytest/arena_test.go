@@ -82,6 +82,27 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 
 func raw(s string) []byte { return []byte(s) }
 
+// connect starts the arena against a new scriptable controller (with
+// token, or the controller's own) and accepts its connection.
+func connect(t testing.TB, dir, token string) (*arena, *cappytest.Controller, *cappytest.Peer, context.Context) {
+	t.Helper()
+	ctl, err := cappytest.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	if token == "" {
+		token = ctl.Token
+	}
+	a := startArena(t, dir, ctl.Endpoint, token)
+	ctx := ctxFor(t, 60*time.Second)
+	peer, err := ctl.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, ctl, peer, ctx
+}
+
 // TestArenaSocket: the core's socket with the real thing on the other
 // side (coder/websocket, as the controller): the controller's first
 // request in the same read as welcome is not lost; a 5 MiB message is
@@ -92,17 +113,7 @@ func TestArenaSocket(t *testing.T) {
 	dir := buildArena(t)
 
 	t.Run("burst", func(t *testing.T) {
-		ctl, err := cappytest.NewController()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ctl.Close()
-		a := startArena(t, dir, ctl.Endpoint, ctl.Token)
-		ctx := ctxFor(t, 30*time.Second)
-		peer, err := ctl.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, _, peer, ctx := connect(t, dir, "")
 		hello, err := peer.Expect(ctx, "hello", "")
 		if err != nil {
 			t.Fatal(err)
@@ -142,17 +153,7 @@ func TestArenaSocket(t *testing.T) {
 	})
 
 	t.Run("rejected", func(t *testing.T) {
-		ctl, err := cappytest.NewController()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ctl.Close()
-		a := startArena(t, dir, ctl.Endpoint, "not-the-token")
-		ctx := ctxFor(t, 30*time.Second)
-		peer, err := ctl.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, _, peer, ctx := connect(t, dir, "not-the-token")
 		if _, err := peer.Expect(ctx, "hello", ""); err != nil {
 			t.Fatal(err)
 		}
@@ -165,17 +166,7 @@ func TestArenaSocket(t *testing.T) {
 	})
 
 	t.Run("controller gone", func(t *testing.T) {
-		ctl, err := cappytest.NewController()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ctl.Close()
-		a := startArena(t, dir, ctl.Endpoint, ctl.Token)
-		ctx := ctxFor(t, 30*time.Second)
-		peer, err := ctl.Accept(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, ctl, peer, ctx := connect(t, dir, "")
 		if _, _, err := peer.Handshake(ctx, ctl.Token); err != nil {
 			t.Fatal(err)
 		}
@@ -190,17 +181,7 @@ func TestArenaSocket(t *testing.T) {
 // ms) and pings every 250 ms meanwhile; it returns the longest a pong
 // took, and the round trip of a ping before, with the game idle.
 func pongsWhileBusy(t testing.TB, dir string, ms int) (worst, idle time.Duration) {
-	ctl, err := cappytest.NewController()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
-	startArena(t, dir, ctl.Endpoint, ctl.Token)
-	ctx := ctxFor(t, time.Duration(ms)*time.Millisecond+60*time.Second)
-	peer, err := ctl.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ctl, peer, ctx := connect(t, dir, "")
 	defer peer.Close()
 	if _, _, err := peer.Handshake(ctx, ctl.Token); err != nil {
 		t.Fatal(err)

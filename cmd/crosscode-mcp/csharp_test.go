@@ -109,13 +109,7 @@ func TestCaptureCSharpArena(t *testing.T) {
 	if out, isErr := a.callRaw("run_scenario", map[string]any{"scenario": "waves", "parameters": map[string]any{"hp": 1, "waves": 3}}); !isErr || out["status"] != "failed" || out["code"] != "HERO_DOWN" {
 		t.Fatalf("the game's own failure: %v", out)
 	}
-	long := a.call("run_scenario", map[string]any{"scenario": "waves", "parameters": map[string]any{"waves": 5, "hp": 500}, "waitSeconds": 1})
-	if long["status"] != "running" {
-		t.Fatalf("a long run: %v", long)
-	}
-	if c := a.call("cancel_capture", nil); c["status"] != "cancelled" {
-		t.Fatalf("cancel_capture: %v", c)
-	}
+	longRunCancelled(t, a, map[string]any{"scenario": "waves", "parameters": map[string]any{"waves": 5, "hp": 500}})
 
 	// A recording of the autopilot's play (ARENA_AUTOPILOT=1 in the
 	// config), and its replays in new game processes.
@@ -280,18 +274,7 @@ func TestCaptureCSharpAgentPlay(t *testing.T) {
 	json.Unmarshal(b, &cfg)
 	cfg["game"].(map[string]any)["env"] = map[string]string{"ARENA_FLASH": "1000-1600,3000-3300"}
 	bo := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo(t, a), args: []string{"--actor", "bo@example.com", "--capture-config", writeConfig(t, cfg)}})
-	flashed, imgs := bo.callImages("replay", map[string]any{"op": op})
-	vd, _ := flashed["visualDivergence"].(map[string]any)
-	spans, _ := vd["spans"].([]any)
-	if field(flashed, "divergence", "identical") != true || vd["identical"] != false || len(spans) != 2 || len(imgs) < 1 {
-		t.Fatalf("two planted changes: events %v, pictures %v", flashed["divergence"], vd)
-	}
-	for i, want := range [][2]float64{{1000, 1600}, {3000, 3300}} {
-		sp := spans[i].(map[string]any)
-		if from, to := sp["simT"].(float64), sp["endSimT"].(float64); from < want[0] || to > want[1] || sp["image"] == nil {
-			t.Fatalf("span %d: %v; expected within %v", i, sp, want)
-		}
-	}
+	plantedSpans(t, bo, op, [][2]float64{{1000, 1600}, {3000, 3300}}, 0)
 }
 
 // repo is the repository an agent works in.

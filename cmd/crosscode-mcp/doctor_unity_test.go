@@ -23,15 +23,7 @@ func unityProject(t *testing.T, dir, version string, deps map[string]string, inp
 		"Packages/manifest.json":                `{"dependencies": {` + strings.Join(d, ", ") + `}}`,
 		"Assets/Main.unity":                     "%YAML 1.1\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 }
 
 // What a Unity project meets first, each with its fix: the package

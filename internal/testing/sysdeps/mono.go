@@ -2,8 +2,6 @@ package sysdeps
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -54,38 +52,9 @@ func (m Mono) Arena(t testing.TB, repo string) string {
 func (m Mono) CopyArena(t testing.TB, repo string) string {
 	t.Helper()
 	for _, rel := range []string{"examples/csharp-arena", "adapters/unity/Runtime/Core"} {
-		if err := copyFiles(filepath.Join(m.Repo, rel), filepath.Join(repo, filepath.FromSlash(rel))); err != nil {
+		if err := copyTree(filepath.Join(m.Repo, rel), filepath.Join(repo, filepath.FromSlash(rel)), "bin", "obj"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return filepath.Join(repo, "examples", "csharp-arena")
-}
-
-// copyFiles copies a tree, keeping the files' modes, less bin/ and obj/.
-func copyFiles(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "bin" || d.Name() == "obj") {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, info.Mode().Perm())
-	})
 }

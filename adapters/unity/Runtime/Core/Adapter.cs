@@ -708,10 +708,7 @@ namespace Crosscode.Cappy
             var o = new Operation(this, opId, "scenario") { Scenario = id, Parameters = resolved };
             if (!PrepareCommon(o, m)) return;
             op = o;
-            var r = new JsonObject();
-            r["type"] = "ready";
-            r["op"] = opId;
-            Send(r);
+            SendState("ready", opId);
         }
 
         void PrepareReplay(string opId, JsonObject m)
@@ -735,10 +732,16 @@ namespace Crosscode.Cappy
             o.Seed = SeedOf(m, r.Seed);
             replay = r;
             op = o;
-            var ready = new JsonObject();
-            ready["type"] = "ready";
-            ready["op"] = opId;
-            Send(ready);
+            SendState("ready", opId);
+        }
+
+        // ready or started.
+        bool SendState(string type, string opId)
+        {
+            var m = new JsonObject();
+            m["type"] = type;
+            m["op"] = opId;
+            return Send(m);
         }
 
         void RecordStart(string opId, JsonObject m)
@@ -797,10 +800,7 @@ namespace Crosscode.Cappy
                 int sw = Math.Max(1, parts.Frames.ScreenWidth);
                 pictureWidth = Math.Min(framesReq.MaxWidth, sw);
             }
-            var started = new JsonObject();
-            started["type"] = "started";
-            started["op"] = o.Id;
-            if (!Send(started)) { Teardown("cancelled"); return; }
+            if (!SendState("started", o.Id)) { Teardown("cancelled"); return; }
             if (camera != null) camera(true);
             Cappy.RaiseStarted(o);
             if (o.Kind == "scenario")

@@ -93,16 +93,7 @@ namespace Crosscode.Cappy.Unity
             if (host == null) return;
             var settings = CappySettings.Load();
             var missing = new List<string>();
-            var parts = new EngineParts
-            {
-                Clock = clock,
-                Frames = UnityFrames.Create(),
-                Scene = new UnityScene(),
-                Random = new UnityRandom(),
-                Runner = host,
-                Log = new UnityLog(),
-            };
-            parts.Input = UnityInput.Create(missing);
+            var parts = Parts(missing);
             if (host.InEditor) parts.Reset = new UnityReset();
             foreach (var m in missing) Debug.LogWarning("Cappy: " + m);
             adapter = new Adapter(new AdapterOptions
@@ -117,6 +108,21 @@ namespace Crosscode.Cappy.Unity
             }, parts);
             adapter.Disconnected += OnDisconnected;
             adapter.Start(launchEndpoint, launchToken);
+        }
+
+        // The engine's parts for the core; what the project lacks goes to missing.
+        static EngineParts Parts(List<string> missing)
+        {
+            return new EngineParts
+            {
+                Clock = clock,
+                Frames = UnityFrames.Create(),
+                Scene = new UnityScene(),
+                Random = new UnityRandom(),
+                Runner = host,
+                Log = new UnityLog(),
+                Input = UnityInput.Create(missing),
+            };
         }
 
         static void OnDisconnected(string why)
@@ -219,17 +225,7 @@ namespace Crosscode.Cappy.Unity
             if (clock == null) clock = new UnityClock(CappySettings.Load());
             Insert();
             var missing = new List<string>();
-            var parts = new EngineParts
-            {
-                Clock = clock,
-                Frames = UnityFrames.Create(),
-                Scene = new UnityScene(),
-                Random = new UnityRandom(),
-                Runner = host,
-                Log = new UnityLog(),
-                Input = UnityInput.Create(missing),
-            };
-            var check = new SelfCheck(parts, Slug(Application.productName), missing);
+            var check = new SelfCheck(Parts(missing), Slug(Application.productName), missing);
             adapter = check.Adapter;
             check.Run(report => host.Post(delegate
             {
