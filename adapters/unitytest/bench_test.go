@@ -2,15 +2,13 @@ package unitytest
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
+	"github.com/crosscode/crosscode-mcp/internal/testing/capturebench"
 	"github.com/crosscode/crosscode-mcp/tools/capture"
 )
 
@@ -44,22 +42,11 @@ func waitAdapter(b *testing.B, s *cappy.Service) {
 	}
 }
 
-func call(b *testing.B, h func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error), args map[string]any) *mcpgo.CallToolResult {
-	req := mcpgo.CallToolRequest{}
-	req.Params.Arguments = args
-	res, err := h(context.Background(), req)
-	if err != nil || res.IsError {
-		b.Fatalf("%v %+v", err, res)
-	}
-	return res
-}
-
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+var (
+	call   = capturebench.Call
+	ms     = capturebench.Ms
+	median = capturebench.Median
+)
 
 func BenchmarkCSharpStep(b *testing.B) {
 	mono := service(b)
