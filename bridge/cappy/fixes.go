@@ -15,6 +15,7 @@ import (
 const (
 	godotAdapter = "cappy-godot"
 	jsAdapter    = "crosscode-js-adapter"
+	unityAdapter = "cappy-unity"
 )
 
 // godotFixes are what gives each capability in a Godot game.
@@ -23,6 +24,17 @@ var godotFixes = map[string]string{
 	protocol.CapFrames:           `run Godot where it renders, not --headless: on a machine without a display, under a virtual one (xvfb-run -a godot --rendering-driver opengl3 --path .)`,
 	protocol.CapResetsItself:     `give the addon the game's own reset: Cappy.set_freeform(func(op): reset(op.rng_seed))`,
 	protocol.CapInspect:          `the addon inspects with no game code unless the game turned it off (Cappy.inspect_enabled = false)`,
+}
+
+// unityFixes are what gives each capability in a Unity game with the
+// package (adapters/unity), which offers the rest with no game code.
+var unityFixes = map[string]string{
+	protocol.CapScenarios:        "register one in the game's code: Cappy.RegisterScenario(id, info, run) (in Awake, so it is in the registry)",
+	protocol.CapInput:            "install the Input System (com.unity.inputsystem) and set Project Settings > Player > Active Input Handling to Input System Package (or Both): the package presses the project's input actions; a project on the old Input Manager only cannot be driven",
+	protocol.CapFrames:           "run the player with graphics (not -nographics); on a machine without a display, under a virtual one (xvfb-run -a ./Game.x86_64)",
+	protocol.CapAlternateCameras: `name a camera in the game's code: Cappy.RegisterCamera("overview", show => overviewCamera.enabled = show)`,
+	protocol.CapInspect:          "turn inspect back on in the package's settings (the CappySettings asset's inspect)",
+	protocol.CapResetsItself:     "the package starts recordings afresh itself in the Editor's Play mode; a player is started anew by crosscode-mcp for each recording",
 }
 
 // jsFixes are what gives each capability with the JavaScript adapter.
@@ -54,6 +66,11 @@ func capabilityFix(h *protocol.Hello, c string) string {
 		if fix, ok := jsFixes[c]; ok {
 			return fix
 		}
+	case unityAdapter:
+		if fix, ok := unityFixes[c]; ok {
+			return fix
+		}
+		return fmt.Sprintf("the Unity package offers %q with no game code; this game's package is %s: update com.crosscode.cappy in the Package Manager", c, orUnknown(version))
 	case "":
 		return "no game is connected"
 	}

@@ -44,6 +44,11 @@ func TestMissingCapabilityNamesItsFix(t *testing.T) {
 			h["adapter"] = map[string]any{"name": "crosscode-js-adapter", "version": "1.0.0"}
 			return h
 		}(), &Request{Kind: KindRecording}, protocol.CappyCapabilityMissing, []string{"hooks.record(op)"}},
+		{"unity on the old Input Manager", func() map[string]any {
+			h := hello("", "scenarios", "freeform_recording", "frames")
+			h["adapter"] = map[string]any{"name": "cappy-unity", "version": "0.1.0"}
+			return h
+		}(), &Request{Kind: KindRecording, Control: ControlAgent}, protocol.CappyCapabilityMissing, []string{`"input"`, "com.unity.inputsystem", "Active Input Handling"}},
 		{"go without time_scale", hello("", "scenarios"), &Request{Kind: KindScenario, Scenario: "menu", Presentation: protocol.Presentation{"timeScale": 0.5}},
 			protocol.CappyCapabilityMissing, []string{"time_scale", "Info().Capabilities"}},
 	}

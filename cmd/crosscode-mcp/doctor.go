@@ -287,6 +287,9 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 		add(Check{"game command", "ok", strings.Join(append([]string{p}, game[1:]...), " ") + " (in " + gameDir + ")", ""})
 		out = append(out, checkGodot(game, gameDir, hostForGodot())...)
 	}
+	if !web {
+		out = append(out, checkUnity(top, gameDir, game, hostForGodot())...)
+	}
 	listen := cfg.CappyListen
 	if listen == "" {
 		listen = cc.Listen

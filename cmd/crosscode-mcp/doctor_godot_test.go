@@ -35,6 +35,12 @@ func godotProject(t *testing.T, dir string, imported bool) {
 			files[".godot/imported/"+made] = "x"
 		}
 	}
+	writeFiles(t, dir, files)
+}
+
+// writeFiles writes each file (a slash path under dir) with its text.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

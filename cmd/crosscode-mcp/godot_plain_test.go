@@ -154,17 +154,26 @@ func TestCaptureGodotNoCode(t *testing.T) {
 	// events are the same, the pictures differ in those two spans.
 	b := startAgent(t, "bo", agentOpts{clientName: "cursor", dir: repo,
 		args: []string{"--actor", "bo@example.com", "--capture-config", writeConfig(t, plainConfig(map[string]string{"PLAIN_FLASH": "1400-1800,2400-2600"}))}, env: []string{path}})
-	flashed, imgs := b.callImages("replay", map[string]any{"op": op})
+	t.Logf("spans: %v", plantedSpans(t, b, op, [][2]float64{{1400, 1800}, {2400, 2600}}, 17))
+}
+
+// plantedSpans replays op with a build that draws the stretches of game
+// time want otherwise: the events are the same, and the pictures differ in
+// exactly those spans (each within its stretch, its end within slack ms
+// after), each with its picture. It returns the spans.
+func plantedSpans(t *testing.T, a *agent, op string, want [][2]float64, slack float64) []any {
+	t.Helper()
+	flashed, imgs := a.callImages("replay", map[string]any{"op": op})
 	vd, _ := flashed["visualDivergence"].(map[string]any)
 	spans, _ := vd["spans"].([]any)
-	if field(flashed, "divergence", "identical") != true || vd["identical"] != false || len(spans) != 2 || len(imgs) < 1 {
-		t.Fatalf("two planted changes: events %v, pictures %v", flashed["divergence"], vd)
+	if field(flashed, "divergence", "identical") != true || vd["identical"] != false || len(spans) != len(want) || len(imgs) < 1 {
+		t.Fatalf("%d planted changes: events %v, pictures %v", len(want), flashed["divergence"], vd)
 	}
-	for i, want := range [][2]float64{{1400, 1800}, {2400, 2600}} {
+	for i, w := range want {
 		sp := spans[i].(map[string]any)
-		if from, to := sp["simT"].(float64), sp["endSimT"].(float64); from < want[0] || to > want[1]+17 || sp["image"] == nil {
-			t.Fatalf("span %d: %v; expected within %v", i, sp, want)
+		if from, to := sp["simT"].(float64), sp["endSimT"].(float64); from < w[0] || to > w[1]+slack || sp["image"] == nil {
+			t.Fatalf("span %d: %v; expected within %v", i, sp, w)
 		}
 	}
-	t.Logf("spans: %v", spans)
+	return spans
 }

@@ -178,13 +178,7 @@ func TestCaptureWithGodot(t *testing.T) {
 		t.Fatalf("bad parameter: %v", out)
 	}
 	// A long run answers running; cancel_capture ends it.
-	long := a.call("run_scenario", map[string]any{"scenario": "survive", "parameters": map[string]any{"waves": 10, "hp": 500}, "waitSeconds": 1})
-	if long["status"] != "running" {
-		t.Fatalf("long run: %v", long)
-	}
-	if c := a.call("cancel_capture", nil); c["status"] != "cancelled" {
-		t.Fatalf("cancel_capture: %v", c)
-	}
+	longRunCancelled(t, a, map[string]any{"scenario": "survive", "parameters": map[string]any{"waves": 10, "hp": 500}})
 
 	// A recording of the autopilot's input (ARENA_AUTOPILOT=1 in the
 	// example's config), then its replays.
@@ -280,6 +274,19 @@ func TestCaptureGodotFrames(t *testing.T) {
 	if field(stopped, "frames", "stored").(float64) < 3 || field(slow, "divergence", "identical") != true ||
 		field(slow, "visualDivergence", "identical") != true || field(slow, "visualDivergence", "compared").(float64) < 1 {
 		t.Fatalf("replay at 0.5: recording's frames %v; events %v, pictures %v", stopped["frames"], slow["divergence"], slow["visualDivergence"])
+	}
+}
+
+// longRunCancelled runs a scenario (args of run_scenario) that outlives
+// a wait of 1 s: it answers running, and cancel_capture ends it.
+func longRunCancelled(t *testing.T, a *agent, args map[string]any) {
+	t.Helper()
+	args["waitSeconds"] = 1
+	if long := a.call("run_scenario", args); long["status"] != "running" {
+		t.Fatalf("a long run: %v", long)
+	}
+	if c := a.call("cancel_capture", nil); c["status"] != "cancelled" {
+		t.Fatalf("cancel_capture: %v", c)
 	}
 }
 

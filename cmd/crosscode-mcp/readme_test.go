@@ -287,6 +287,21 @@ func TestReadmeCommands(t *testing.T) {
 				if out, err := run(t, dir, args, time.Minute); err != nil || !strings.Contains(out, "already") {
 					t.Fatalf("again: %v\n%s", err, out)
 				}
+			case line == "examples/csharp-arena/build.sh":
+				// The C# example's build with Mono's mcs, as written, from
+				// the root of a copy of the example and the core it builds.
+				m := sysdeps.NeedMono(t)
+				root := t.TempDir()
+				dir := m.CopyArena(t, root)
+				if out, err := run(t, root, args, 3*time.Minute); err != nil || !fileExists(filepath.Join(dir, "bin", "arena.exe")) {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			case args[0] == "crosscode-mcp" && strings.Contains(line, "examples/csharp-arena"):
+				// The C# example, built, in a repository, with its config.
+				a := csharpArena(t, "readme", nil, args[1:]...)
+				if sc := a.call("list_scenarios", nil); sc["game"] != "csharp-arena" {
+					t.Fatalf("list_scenarios: %v", sc)
+				}
 			case args[0] != "crosscode-mcp":
 				t.Fatalf("%s runs %q: teach this test how to run it", dc.where, line)
 			case args[1] == "serve":

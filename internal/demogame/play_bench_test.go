@@ -2,16 +2,14 @@ package demogame_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
 	"github.com/crosscode/crosscode-mcp/adapters/go/cappy/cappytest"
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
+	"github.com/crosscode/crosscode-mcp/internal/testing/capturebench"
 	"github.com/crosscode/crosscode-mcp/protocol"
 	"github.com/crosscode/crosscode-mcp/tools/capture"
 )
@@ -49,15 +47,11 @@ func playService(b *testing.B) *cappy.Service {
 	return s
 }
 
-func call(b *testing.B, h func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error), args map[string]any) *mcpgo.CallToolResult {
-	req := mcpgo.CallToolRequest{}
-	req.Params.Arguments = args
-	res, err := h(context.Background(), req)
-	if err != nil || res.IsError {
-		b.Fatalf("%v %+v", err, res)
-	}
-	return res
-}
+var (
+	call   = capturebench.Call
+	ms     = capturebench.Ms
+	median = capturebench.Median
+)
 
 // agentRecording starts an agent-controlled recording (frames at the
 // default 2 fps, or none) and returns a func that stops it.
@@ -71,13 +65,6 @@ func agentRecording(b *testing.B, s *cappy.Service, frames bool) func() {
 		op := s.Controller.Active()
 		call(b, capture.StopRecording(s).Handler, map[string]any{"op": op.ID, "contactSheet": false})
 	}
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func median(ds []time.Duration) time.Duration {
-	slices.Sort(ds)
-	return ds[len(ds)/2]
 }
 
 // bareAdapter is the demo game through the Go adapter library on a bare

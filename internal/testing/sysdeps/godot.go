@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,22 +85,22 @@ func (g Godot) BinDir(t testing.TB) string {
 // outside the repository. It returns dst.
 func (g Godot) Project(t testing.TB, rel, dst string) string {
 	t.Helper()
-	if err := copyTree(filepath.Join(g.Repo, rel), dst); err != nil {
+	if err := copyTree(filepath.Join(g.Repo, rel), dst, ".godot"); err != nil {
 		t.Fatal(err)
 	}
 	addon := filepath.Join(dst, "addons", "cappy")
 	if err := os.RemoveAll(addon); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(filepath.Join(g.Repo, "adapters", "godot", "addons", "cappy"), addon); err != nil {
+	if err := copyTree(filepath.Join(g.Repo, "adapters", "godot", "addons", "cappy"), addon, ".godot"); err != nil {
 		t.Fatal(err)
 	}
 	return dst
 }
 
-// copyTree copies the files and directories under src to dst, less
-// Godot's .godot cache.
-func copyTree(src, dst string) error {
+// copyTree copies the files and directories under src to dst, keeping
+// the files' modes, less the folders named skip (a cache, a build).
+func copyTree(src, dst string, skip ...string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -108,18 +109,22 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".godot" {
+		if d.IsDir() && p != src && slices.Contains(skip, d.Name()) {
 			return filepath.SkipDir
 		}
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(target, b, 0o644)
+		return os.WriteFile(target, b, info.Mode().Perm())
 	})
 }
 
