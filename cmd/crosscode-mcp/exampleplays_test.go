@@ -87,7 +87,7 @@ func runPlays(t *testing.T, dir, playDir string, env []string, args ...string) {
 
 // TestExamplePlays: the saved plays each of the repository's examples
 // carries (the demo game, examples/phaser-arena in Chromium,
-// examples/godot-arena in Godot) pass with `crosscode-mcp test`, from the
+// examples/godot-arena in Godot, examples/csharp-arena under Mono) pass with `crosscode-mcp test`, from the
 // repository's root, as its CI runs them.
 func TestExamplePlays(t *testing.T) {
 	sysdeps.SkipUnderWine(t, "the examples run Linux programs (sh, Chromium, Godot), which Wine cannot start")
@@ -144,6 +144,28 @@ func TestExamplePlays(t *testing.T) {
 			copyDir(t, plays, dst)
 		}
 		runPlays(t, repo, plays, []string{path, "CROSSCODE_GODOT_TREE=" + g.Tree}, "--capture-config", config)
+	})
+	t.Run("csharp-arena", func(t *testing.T) {
+		m := sysdeps.NeedMono(t)
+		repo := gitRepo(t)
+		m.Arena(t, repo)
+		config := filepath.Join(repo, "examples", "csharp-arena", ".crosscode", "capture.json")
+		plays := filepath.Join(repo, "examples", "csharp-arena", ".crosscode", "plays")
+		if record {
+			a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--capture-config", config}})
+			move := func(x, y float64) any { return map[string]any{"name": "move", "x": x, "y": y} }
+			savePlay(t, a, "coin-run", []step{
+				{[]any{move(1, 0)}, 500}, {[]any{move(1, 0.5)}, 750}, {[]any{move(0, 0), press("attack", true)}, 500},
+				{[]any{press("attack", false), map[string]any{"name": "pointer", "x": 100, "y": 60, "pressed": true}}, 1000},
+				{[]any{move(-1, 0.5), press("attack", true)}, 500}, {[]any{move(0, 0), press("attack", false)}, 1750},
+			})
+			dst := filepath.Join(root, "examples", "csharp-arena", ".crosscode", "plays")
+			if err := os.RemoveAll(dst); err != nil {
+				t.Fatal(err)
+			}
+			copyDir(t, plays, dst)
+		}
+		runPlays(t, repo, plays, nil, "--capture-config", config)
 	})
 }
 
