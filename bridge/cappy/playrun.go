@@ -294,7 +294,7 @@ func (s *Service) JudgePlay(ctx context.Context, ps *PlayStart) (*PlayOutcome, e
 		case c.Frames == 0:
 			why = fmt.Sprintf("the game sent no pictures; the play expects %d", len(lp.Pictures))
 		case len(vd.Spans) > 0:
-			why = "the pictures differ " + spanText(vd)
+			why = "the pictures differ at " + SpanText(vd, true)
 		}
 		if why != "" {
 			if out.Status == PlayPassed {
@@ -307,20 +307,26 @@ func (s *Service) JudgePlay(ctx context.Context, ps *PlayStart) (*PlayOutcome, e
 	return out, nil
 }
 
-// spanText names a visual divergence's spans.
-func spanText(vd *VisualDivergence) string {
+// SpanText names a visual divergence's spans: "t=500ms-1000ms (2 frames,
+// up to 12% changed), ...", at the replay's t, or with recordingClock at
+// the recording's (a saved play's expectation).
+func SpanText(vd *VisualDivergence, recordingClock bool) string {
 	var parts []string
 	for _, sp := range vd.Spans {
-		when := "t=" + FormatMs(sp.RecordingT)
-		if sp.EndT != sp.T {
-			when += "-" + FormatMs(sp.RecordingT+sp.EndSimT-sp.SimT)
+		from, to := sp.T, sp.EndT
+		if recordingClock {
+			from, to = sp.RecordingT, sp.RecordingT+sp.EndSimT-sp.SimT
+		}
+		when := "t=" + FormatMs(from)
+		if to != from {
+			when += "-" + FormatMs(to)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%d frames, up to %.0f%% changed)", when, sp.Frames, 100*sp.MaxDiff))
 	}
 	if vd.SpansOmitted > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", vd.SpansOmitted))
 	}
-	return "at " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // DescribeDivergence says in one line how a replay's events first differ

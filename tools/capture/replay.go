@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -137,7 +136,7 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 						ps.add(vd.Picture())
 						out.Next += fmt.Sprintf(" The picture differs from the recording's at t=%s (simulation %s; %.1f%% of it changed, one area by %.0f%%): see the side-by-side image.", cappy.FormatMs(vd.T), cappy.FormatMs(vd.SimT), 100*vd.Diff, 100*vd.Cell)
 						if n := len(vd.Spans) + vd.SpansOmitted; n > 1 {
-							out.Next += fmt.Sprintf(" It differs in %d spans of time in all: %s (visualDivergence.spans, each with its side-by-side image).", n, spanList(vd))
+							out.Next += fmt.Sprintf(" It differs in %d spans of time in all: %s (visualDivergence.spans, each with its side-by-side image).", n, cappy.SpanText(vd, false))
 						}
 					case vd.Identical:
 						out.Next += fmt.Sprintf(" Its %d compared frames look the same as the recording's.", vd.Compared)
@@ -155,23 +154,6 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			}
 			return out, nil
 		}))
-}
-
-// spanList names a visual divergence's spans: "t=500-1000 ms (2 frames,
-// up to 12% changed), ...".
-func spanList(vd *cappy.VisualDivergence) string {
-	var parts []string
-	for _, sp := range vd.Spans {
-		when := "t=" + cappy.FormatMs(sp.T)
-		if sp.EndT != sp.T {
-			when += "-" + cappy.FormatMs(sp.EndT)
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d frames, up to %.0f%% changed)", when, sp.Frames, 100*sp.MaxDiff))
-	}
-	if vd.SpansOmitted > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more", vd.SpansOmitted))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // replayPlay runs a saved play and judges it against its expectation.
