@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,21 +45,7 @@ func BenchmarkNpxStart(b *testing.B) {
 func BenchmarkPackageServerStart(b *testing.B) {
 	p := npmtest.Pack(b)
 	proj := p.Install(b, true)
-	raw, err := os.ReadFile(filepath.Join("..", "plugins", "crosscode", ".mcp.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var file struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-		} `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(raw, &file); err != nil {
-		b.Fatal(err)
-	}
-	entry := file.MCPServers["crosscode"]
+	entry := npmtest.PackageEntry(b)
 	// No crosscode-mcp on PATH; each way its own user cache folder: one
 	// with the record, one without (the server records itself: removed
 	// after each start).

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/npmtest"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -204,21 +204,7 @@ func TestRecordBinary(t *testing.T) {
 // stdin its own and the via mark; with none, `npx -y crosscode-mcp`.
 func TestPackageServerCommand(t *testing.T) {
 	node := sysdeps.Need(t, "node")
-	b, err := os.ReadFile(filepath.Join("..", "..", "plugins", "crosscode", ".mcp.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-		} `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(b, &file); err != nil {
-		t.Fatal(err)
-	}
-	entry := file.MCPServers[PluginName]
+	entry := npmtest.PackageEntry(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,20 @@ func newWorld(t *testing.T) *world { return &world{path: filepath.Join(t.TempDir
 
 func (w *world) coord(t *testing.T, actor string) *bc.Coordinator {
 	t.Helper()
-	st, err := store.Open(context.Background(), w.path, &store.Options{Projections: true})
+	return startCoord(t, w.path, bc.Config{Actor: actor})
+}
+
+// startCoord starts a coordinator of workspace mygame for cfg.Actor (its
+// replica and session named after it) on the database at path; it stops
+// with the test.
+func startCoord(t *testing.T, path string, cfg bc.Config) *bc.Coordinator {
+	t.Helper()
+	st, err := store.Open(context.Background(), path, &store.Options{Projections: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bc.New(bc.Config{Workspace: "mygame", Store: st, Actor: actor, Replica: "rep_" + actor, Session: "ses_" + actor})
+	cfg.Workspace, cfg.Store, cfg.Replica, cfg.Session = "mygame", st, "rep_"+cfg.Actor, "ses_"+cfg.Actor
+	c, err := bc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,19 +257,7 @@ func newRemoteWorld(t *testing.T) *remoteWorld {
 
 func (w *remoteWorld) coord(t *testing.T, actor string) *bc.Coordinator {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), actor+".db"), &store.Options{Projections: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := bc.New(bc.Config{Workspace: "mygame", Store: st, Service: w.url, Token: w.token, Actor: actor, Replica: "rep_" + actor, Session: "ses_" + actor})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()); st.Close() })
-	return c
+	return startCoord(t, filepath.Join(t.TempDir(), actor+".db"), bc.Config{Service: w.url, Token: w.token, Actor: actor})
 }
 
 // modes runs test in local mode (one shared database) and in remote mode
