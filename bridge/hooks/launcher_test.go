@@ -154,7 +154,8 @@ func TestLauncher(t *testing.T) {
 }
 
 // TestRecordBinary: the record holds the binary's resolved path, is
-// written only when it changes, and never names a temporary build.
+// written only when it changes, and never names a temporary build or a
+// test binary.
 func TestRecordBinary(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
@@ -193,6 +194,17 @@ func TestRecordBinary(t *testing.T) {
 	}
 	if got := RecordedBinary(); got != bin {
 		t.Errorf("a temporary build replaced the record: %q", got)
+	}
+	// Nor a Go test binary, wherever it is (a test's server with a temp
+	// dir of its own).
+	testBin := filepath.Join(cache, "go-build2", "crosscode-mcp.test")
+	os.MkdirAll(filepath.Dir(testBin), 0o755)
+	os.WriteFile(testBin, []byte("x"), 0o755)
+	if err := RecordBinary(testBin); err != nil {
+		t.Fatal(err)
+	}
+	if got := RecordedBinary(); got != bin {
+		t.Errorf("a test binary replaced the record: %q", got)
 	}
 }
 
