@@ -514,15 +514,7 @@ func (s *Store) ClaimWait(ctx context.Context, workspace string, e *Entity, at t
 	if e.Kind != protocol.KindClaim || e.Current(at) != ClaimQueued {
 		return nil, nil
 	}
-	ws, err := s.workspaceID(ctx, s.r, workspace)
-	if err != nil {
-		return nil, err
-	}
-	var c protocol.Claim
-	if err := json.Unmarshal(e.Body, &c); err != nil {
-		return nil, fmt.Errorf("wait: %w", err)
-	}
-	bs, err := blockersOf(ctx, s.readQuery, ws, e, &c, at)
+	bs, err := s.ClaimBlockers(ctx, workspace, e, at)
 	if err != nil {
 		return nil, err
 	}
@@ -533,6 +525,22 @@ func (s *Store) ClaimWait(ctx context.Context, workspace string, e *Entity, at t
 		}
 	}
 	return w, nil
+}
+
+// ClaimBlockers returns what holds up claim e (read from this store) at
+// `at`, whatever its own state: the live claims of other actors it
+// conflicts with that are active, or queued ahead of it. For a claim whose
+// wait ended, they are who still holds its paths, and who waits ahead.
+func (s *Store) ClaimBlockers(ctx context.Context, workspace string, e *Entity, at time.Time) ([]Conflict, error) {
+	ws, err := s.workspaceID(ctx, s.r, workspace)
+	if err != nil {
+		return nil, err
+	}
+	var c protocol.Claim
+	if err := json.Unmarshal(e.Body, &c); err != nil {
+		return nil, fmt.Errorf("wait: %w", err)
+	}
+	return blockersOf(ctx, s.readQuery, ws, e, &c, at)
 }
 
 // selOutcomes reads an actor's claims that asked to wait whose wait ends

@@ -176,3 +176,30 @@ func TestHookNewsSharesTheMark(t *testing.T) {
 		t.Fatalf("what concerns ada: %q %v", text, err)
 	}
 }
+
+// TestHookNewsWaitExpiredNamesHolders: when a claim's wait ends after its
+// call gave up, the waiter's next prompt is told, with who still holds the
+// paths (the claim it waited for, its holder and lease).
+func TestHookNewsWaitExpiredNamesHolders(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	st := w.open(t)
+	ada := w.coord(t, "ada", "rep_a", "ses_a")
+	bo := w.coord(t, "bo", "rep_b", "ses_b")
+	bo.SetAgent(protocol.Agent{Provider: protocol.ProviderClaude, SessionReference: "claude-bo"})
+	q := coord.HookNewsQuery{Workspace: ws, Actor: "bo", Replica: "rep_b", SessionRef: "claude-bo", Shared: true, Now: w.clk.Now()}
+	if text, err := coord.HookNews(ctx, st, q); err != nil || text != "" {
+		t.Fatalf("first look: %q %v", text, err)
+	}
+	held := mustClaim(t, ada, []string{"src/boss.gd"}, true, time.Hour, "")
+	res, err := bo.Request(ctx, coord.ClaimRequest{Patterns: []string{"src/boss.gd"}, Exclusive: true, Wait: time.Minute})
+	if err != nil || res.Status != "queued" {
+		t.Fatalf("bo's claim: %+v %v", res, err)
+	}
+	w.clk.Advance(2 * time.Minute)
+	q.Now = w.clk.Now()
+	text, err := coord.HookNews(ctx, st, q)
+	if err != nil || !strings.Contains(text, "claim.wait_expired "+res.Claim.ID) || !strings.Contains(text, "ada holds src/boss.gd until") || !strings.Contains(text, held.Claim.ID) {
+		t.Fatalf("bo's prompt: %q %v", text, err)
+	}
+}

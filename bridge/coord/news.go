@@ -288,21 +288,29 @@ func (c *Coordinator) outcomes(ctx context.Context, me Me, from int64, since, no
 		c.cfg.Logger.Debug("claim outcomes", "err", err)
 		return nil
 	}
-	var out []NewsItem
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	ents = slices.DeleteFunc(ents, func(e *store.Entity) bool {
+		// The claim's own result said so.
+		return c.toldClaims[e.ID] == strings.TrimPrefix(OutcomeItem(e, now, nil).Event, "claim.")
+	})
+	c.mu.Unlock()
+	out := make([]NewsItem, 0, len(ents))
 	for _, e := range ents {
-		it := OutcomeItem(e, now)
-		if c.toldClaims[e.ID] == strings.TrimPrefix(it.Event, "claim.") {
-			continue // the claim's own result said so
+		var holders []store.Conflict
+		if e.Current(now) == store.ClaimWaitExpired {
+			if holders, err = c.cfg.Store.ClaimBlockers(ctx, c.cfg.Workspace, e, now); err != nil {
+				c.cfg.Logger.Debug("claim blockers", "err", err)
+			}
 		}
-		out = append(out, it)
+		out = append(out, OutcomeItem(e, now, holders))
 	}
 	return out
 }
 
-// OutcomeItem tells an actor what became of its claim that asked to wait.
-func OutcomeItem(e *store.Entity, now time.Time) NewsItem {
+// OutcomeItem tells an actor what became of its claim that asked to wait;
+// holders, for a wait that ended, are who still holds its paths (and
+// waits ahead).
+func OutcomeItem(e *store.Entity, now time.Time, holders []store.Conflict) NewsItem {
 	var cl protocol.Claim
 	_ = json.Unmarshal(e.Body, &cl)
 	pats := sanitize.Line(strings.Join(cl.Patterns, ", "), newsTextMax)
@@ -325,11 +333,40 @@ func OutcomeItem(e *store.Entity, now time.Time) NewsItem {
 			e.ID, pats, e.GrantAt.UTC().Format(time.RFC3339), e.ExpiresAt.UTC().Format(time.RFC3339))
 	default:
 		it.Event = "claim.wait_expired"
-		it.Text = fmt.Sprintf("your wait for %s (claim %s) ended at %s before it was granted; claim again with waitSeconds to queue again, or work on something else",
-			pats, e.ID, e.WaitUntil.UTC().Format(time.RFC3339))
+		who := "they look free now"
+		if len(holders) > 0 {
+			who = HoldersText(holders, 2, 1)
+		}
+		it.Text = fmt.Sprintf("your wait for %s (claim %s) ended at %s before it was granted: %s. Claim again with waitSeconds to queue again, or work on something else",
+			pats, e.ID, e.WaitUntil.UTC().Format(time.RFC3339), who)
 	}
 	it.Text = sanitize.Line(it.Text, newsTextMax*3)
 	return it
+}
+
+// HoldersText says who holds, or waits ahead for, a claim's paths: the
+// first n of cs, each with up to pats of its patterns, the rest counted.
+// Text others wrote is sanitized.
+func HoldersText(cs []store.Conflict, n, pats int) string {
+	var hs []string
+	for i, c := range cs {
+		if i == n {
+			hs = append(hs, fmt.Sprintf("and %d more", len(cs)-i))
+			break
+		}
+		shown := c.Patterns[:min(len(c.Patterns), pats)]
+		held := sanitize.Line(strings.Join(shown, ", "), newsTextMax)
+		if more := len(c.Patterns) - len(shown); more > 0 {
+			held += fmt.Sprintf(" and %d more", more)
+		}
+		who := sanitize.Line(c.Actor, 120)
+		if c.Queued() {
+			hs = append(hs, fmt.Sprintf("%s waits for %s (claim %s, queued ahead)", who, held, c.ClaimID))
+			continue
+		}
+		hs = append(hs, fmt.Sprintf("%s holds %s until %s (claim %s)", who, held, c.ExpiresAt.UTC().Format(time.RFC3339), c.ClaimID))
+	}
+	return strings.Join(hs, "; ")
 }
 
 // CycleText says who waits for whom in a wait-for cycle, as `me` reads it.

@@ -89,7 +89,7 @@ type ClaimResult struct {
 	Likely string
 	// Conflicts are the claims that denied it (or would), or, while it is
 	// queued, what it waits for: claims that hold its paths, and claims
-	// queued ahead of it.
+	// queued ahead of it; once its wait ended, those that still do.
 	Conflicts []store.Conflict
 	// Limit is set when the actor holds too many active claims.
 	Limit int
@@ -274,6 +274,12 @@ func (c *Coordinator) fromEntity(ctx context.Context, res *ClaimResult, ent *sto
 		}
 	case store.ClaimWaitExpired:
 		res.Status = "wait_expired"
+		// Who still holds its paths, and who waits ahead of it.
+		bs, err := c.cfg.Store.ClaimBlockers(ctx, c.cfg.Workspace, ent, now)
+		if err != nil {
+			return err
+		}
+		res.Conflicts = bs
 	case store.ClaimActive, store.ClaimExpired:
 		// Granted (expired already, if the call waited past its lease).
 		res.Status = "granted"

@@ -10,15 +10,22 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/internal/testing/npmtest"
+	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
 // The test binary stands in for crosscode-mcp when the launcher runs it:
 // with CROSSCODE_LAUNCHER_ECHO set it writes its arguments, the via mark
-// and its stdin there, and exits.
+// (the hook's, or the server's) and its stdin there, and exits.
 func TestMain(m *testing.M) {
 	if out := os.Getenv("CROSSCODE_LAUNCHER_ECHO"); out != "" {
 		in, _ := io.ReadAll(os.Stdin)
-		os.WriteFile(out, []byte(fmt.Sprintf("args=%q via=%s stdin=%s", os.Args[1:], os.Getenv(ViaEnv), in)), 0o644)
+		echo := fmt.Sprintf("args=%q via=%s stdin=%s", os.Args[1:], os.Getenv(ViaEnv), in)
+		if v := os.Getenv("CROSSCODE_VIA"); v != "" { // a server the packages start
+			echo = fmt.Sprintf("server args=%q via=%s stdin=%s", os.Args[1:], v, in)
+		}
+		os.WriteFile(out, []byte(echo), 0o644)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -147,7 +154,8 @@ func TestLauncher(t *testing.T) {
 }
 
 // TestRecordBinary: the record holds the binary's resolved path, is
-// written only when it changes, and never names a temporary build.
+// written only when it changes, and never names a temporary build or a
+// test binary.
 func TestRecordBinary(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
@@ -186,5 +194,104 @@ func TestRecordBinary(t *testing.T) {
 	}
 	if got := RecordedBinary(); got != bin {
 		t.Errorf("a temporary build replaced the record: %q", got)
+	}
+	// Nor a Go test binary, wherever it is (a test's server with a temp
+	// dir of its own).
+	testBin := filepath.Join(cache, "go-build2", "crosscode-mcp.test")
+	os.MkdirAll(filepath.Dir(testBin), 0o755)
+	os.WriteFile(testBin, []byte("x"), 0o755)
+	if err := RecordBinary(testBin); err != nil {
+		t.Fatal(err)
+	}
+	if got := RecordedBinary(); got != bin {
+		t.Errorf("a test binary replaced the record: %q", got)
+	}
+}
+
+// TestPackageServerCommand: the packages' MCP server entry (the plugin's
+// .mcp.json, the same in gemini-extension.json) runs, as the clients run
+// it, with the environment Codex gives a server (HOME and PATH, no
+// XDG_CACHE_HOME) and the entry's own: the binary the server recorded,
+// else CROSSCODE_MCP_BIN's, else crosscode-mcp on PATH, with no argument,
+// stdin its own and the via mark; with none, `npx -y crosscode-mcp`.
+func TestPackageServerCommand(t *testing.T) {
+	node := sysdeps.Need(t, "node")
+	entry := npmtest.PackageEntry(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PATH: a folder with node alone, and one for what a case puts there.
+	nodeDir, onPath := t.TempDir(), t.TempDir()
+	if err := os.Symlink(node, filepath.Join(nodeDir, "node")); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	run := func(env ...string) (echoed, stderr string) {
+		t.Helper()
+		echo := filepath.Join(t.TempDir(), "echo")
+		cmd := exec.Command(entry.Command, entry.Args...)
+		cmd.Path = "" // found on the PATH the client gives, not the test's
+		for _, dir := range []string{onPath, nodeDir} {
+			if _, err := os.Stat(filepath.Join(dir, entry.Command)); err == nil && cmd.Path == "" {
+				cmd.Path = filepath.Join(dir, entry.Command)
+			}
+		}
+		cmd.Env = append([]string{"HOME=" + home, "PATH=" + onPath + string(os.PathListSeparator) + nodeDir, "CROSSCODE_LAUNCHER_ECHO=" + echo}, env...)
+		for k, v := range entry.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var se bytes.Buffer
+		cmd.Stdin, cmd.Stderr = strings.NewReader(`{"jsonrpc":"2.0"}`), &se
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v; stderr %q", env, err, se.String())
+		}
+		out, _ := os.ReadFile(echo)
+		return strings.TrimSpace(string(out)), se.String()
+	}
+	const served = `server args=[] via=plugin stdin={"jsonrpc":"2.0"}`
+
+	// None: npx (here a stand-in on PATH that says how it was run).
+	npx := filepath.Join(onPath, "npx")
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\nprintf 'npx %s' \"$*\" > \"$CROSSCODE_LAUNCHER_ECHO\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, se := run(); got != "npx -y crosscode-mcp" {
+		t.Errorf("no binary anywhere: %q, want npx -y crosscode-mcp; stderr %q", got, se)
+	}
+	// On PATH.
+	if err := os.Symlink(self, filepath.Join(onPath, "crosscode-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	if got, se := run(); got != served {
+		t.Errorf("on PATH: the binary got %q, want %q; stderr %q", got, served, se)
+	}
+	os.Remove(filepath.Join(onPath, "crosscode-mcp"))
+	// Recorded, in the cache folder of Codex's environment (~/.cache) and
+	// in XDG_CACHE_HOME's; a record of a binary that is gone counts for
+	// nothing.
+	record := func(dir, bin string) {
+		t.Helper()
+		os.MkdirAll(filepath.Join(dir, "crosscode-mcp"), 0o700)
+		if err := os.WriteFile(filepath.Join(dir, "crosscode-mcp", "binary"), []byte(bin+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(filepath.Join(home, ".cache"), self)
+	if got, se := run(); got != served {
+		t.Errorf("recorded in ~/.cache: %q, want %q; stderr %q", got, served, se)
+	}
+	xdg := filepath.Join(home, "xdg")
+	record(xdg, self)
+	record(filepath.Join(home, ".cache"), filepath.Join(home, "gone", "crosscode-mcp"))
+	if got, se := run("XDG_CACHE_HOME=" + xdg); got != served {
+		t.Errorf("recorded in XDG_CACHE_HOME: %q, want %q; stderr %q", got, served, se)
+	}
+	if got, _ := run(); got != "npx -y crosscode-mcp" {
+		t.Errorf("a record of a binary that is gone: %q, want npx", got)
+	}
+	// CROSSCODE_MCP_BIN first.
+	if got, se := run("CROSSCODE_MCP_BIN=" + self); got != served {
+		t.Errorf("CROSSCODE_MCP_BIN: %q, want %q; stderr %q", got, served, se)
 	}
 }

@@ -45,7 +45,10 @@ func BinaryRecord() (string, error) {
 // BinaryRecord when it holds something else, atomically: the launchers
 // of the packages' hooks start it. Cheap when nothing changed (one read).
 // A binary in the temp dir (`go run`, a test build) is not recorded: it
-// is gone soon, and the user's own binary stays the hooks' one.
+// is gone soon, and the user's own binary stays the hooks' one. Nor is a
+// Go test binary (name.test) that runs as the server: the packages' server
+// entry starts the recorded binary, and a test binary started so would run
+// its tests.
 func RecordBinary(exe string) error {
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
@@ -53,7 +56,7 @@ func RecordBinary(exe string) error {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	if within(exe, os.TempDir()) {
+	if within(exe, os.TempDir()) || strings.HasSuffix(strings.TrimSuffix(filepath.Base(exe), ".exe"), ".test") {
 		return nil
 	}
 	path, err := BinaryRecord()

@@ -551,7 +551,7 @@ func checkHooks(ctx context.Context, dir string) []Check {
 			if kind == "" {
 				kind = "plugin"
 			}
-			detail := fmt.Sprintf("the crosscode %s (%s) is enabled in %s: it brings the server (npx -y crosscode-mcp), the hooks and the skill", kind, p.ID, p.Where)
+			detail := fmt.Sprintf("the crosscode %s (%s) is enabled in %s: it brings the server (the binary its hooks run, else npx -y crosscode-mcp), the hooks and the skill", kind, p.ID, p.Where)
 			status, fix := "ok", ""
 			switch bin := hooks.RecordedBinary(); {
 			case handWired[p.Client]:
@@ -569,11 +569,15 @@ func checkHooks(ctx context.Context, dir string) []Check {
 					detail += "; its hooks run " + bin
 				}
 			}
-			if p.Client == "codex" {
+			if p.Client == "codex" && !packageBinaryFound() {
 				if config, ms := codexStartupGrace(home); ms < codexGraceWanted {
 					status = "warn"
-					detail += fmt.Sprintf("; Codex offers the server's tools only if it started within %d ms of a turn, and npx can take longer", ms)
-					fix = strings.TrimPrefix(fix+"; put mcp_optional_startup_grace_ms = 30000 at the top of "+config+" (Codex then waits for the server)", "; ")
+					detail += fmt.Sprintf("; Codex offers the server's tools only if it started within %d ms of a turn, and with no binary to start the plugin starts it through npx, which can take longer", ms)
+					wait := "put mcp_optional_startup_grace_ms = 30000 at the top of " + config + " (Codex then waits for the server)"
+					if fix != "" {
+						wait = fix + "; or " + wait
+					}
+					fix = wait
 				}
 			}
 			out = append(out, Check{"package " + p.Client, status, detail, fix})
@@ -590,6 +594,19 @@ func checkHooks(ctx context.Context, dir string) []Check {
 		}
 	}
 	return out
+}
+
+// packageBinaryFound reports whether the packages' server entry finds a
+// binary to start itself (the recorded one, or crosscode-mcp on PATH)
+// rather than going through npx.
+func packageBinaryFound() bool {
+	if bin := hooks.RecordedBinary(); bin != "" {
+		if _, err := os.Stat(bin); err == nil {
+			return true
+		}
+	}
+	_, err := exec.LookPath("crosscode-mcp")
+	return err == nil
 }
 
 // codexGraceWanted is the least startup grace (ms) that leaves Codex time

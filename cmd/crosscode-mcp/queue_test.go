@@ -242,8 +242,9 @@ func TestClaimQueueWorktrees(t *testing.T) {
 	cy.call("release_claim", map[string]any{"all": true})
 
 	// A wait that runs out with the call.
-	ada.call("claim", map[string]any{"patterns": []string{"src/game/level.gd"}})
-	if c := bo.claimWaiting(map[string]any{"patterns": []string{"src/game/level.gd"}, "waitSeconds": 2}, 30*time.Second); c.err != nil || c.out["status"] != "wait_expired" {
+	level := ada.call("claim", map[string]any{"patterns": []string{"src/game/level.gd"}})
+	if c := bo.claimWaiting(map[string]any{"patterns": []string{"src/game/level.gd"}, "waitSeconds": 2}, 30*time.Second); c.err != nil || c.out["status"] != "wait_expired" ||
+		!strings.Contains(jsonText(c.out["conflicts"]), level["claimId"].(string)) || !strings.Contains(c.out["next"].(string), "ada@example.com holds src/game/level.gd") {
 		t.Fatalf("short wait: %+v", c)
 	}
 

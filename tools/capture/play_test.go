@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	adapter "github.com/crosscode/crosscode-mcp/adapters/go/cappy"
-	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/internal/demogame"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -53,24 +51,7 @@ func callTool(t *testing.T, tl func(context.Context, mcpgo.CallToolRequest) (*mc
 // TestStepGameFailedRecording: a recording that fails during a step is a
 // tool error that carries its whole structured result.
 func TestStepGameFailedRecording(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	svc, err := cappy.NewService(ctx, cappy.ServiceConfig{Data: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	ran := make(chan struct{})
-	go func() {
-		defer close(ran)
-		adapter.Run(ctx, crashGame{demogame.New()}, &adapter.Options{Endpoint: svc.Controller.Endpoint(), Token: svc.Controller.Token()})
-	}()
-	defer func() { cancel(); <-ran }()
-	for deadline := time.Now().Add(10 * time.Second); svc.Controller.Connected() == nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the game did not connect")
-		}
-	}
+	_, svc := serveGame(t, crashGame{demogame.New()})
 	res, out := callTool(t, StartRecording(svc).Handler, map[string]any{"control": "agent", "frames": 0})
 	if res.IsError || out["status"] != "running" || len(out["actions"].([]any)) != 5 || !strings.Contains(out["picturesLeftOut"].([]any)[0].(string), "no frames were asked") {
 		t.Fatalf("start_recording: %+v", out)

@@ -104,7 +104,7 @@ func appendNote(list []string, note string) []string {
 }
 
 type stopRecordingIn struct {
-	Op           string `json:"op" jsonschema_description:"The recording's op (start_recording's answer)."`
+	Op           string `json:"op,omitempty" jsonschema_description:"The recording's op (start_recording's answer). Default: the running recording."`
 	WaitSeconds  int    `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for it to finish (default 45)."`
 	ContactSheet *bool  `json:"contactSheet,omitempty" jsonschema_description:"Attach a contact sheet of its frames (default true)."`
 	SaveAs       string `json:"saveAs,omitempty" jsonschema_description:"Also save it in the repository as a play: a regression test to commit."`
@@ -124,6 +124,17 @@ func StopRecording(s *cappy.Service) tools.Tool {
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in stopRecordingIn) (*stopRecordingOut, error) {
 			op := s.Controller.Active()
+			if in.Op == "" {
+				switch {
+				case op == nil:
+					return nil, inputErr("no recording is running; start one with start_recording (list_captures shows those that ended)")
+				case op.Kind == cappy.KindReplay:
+					return nil, inputErr("no recording is running: %s is a replay; stop_recording op=%s stops it", op.ID, op.ID)
+				case op.Kind != cappy.KindRecording:
+					return nil, inputErr("no recording is running: %s is a %s; cancel_capture aborts it", op.ID, op.Kind)
+				}
+				in.Op = op.ID
+			}
 			if op == nil || op.ID != in.Op {
 				if v, err := opView(ctx, s.Store, in.Op); err == nil && cappy.Final(v.Status) {
 					v.Next = next(v)

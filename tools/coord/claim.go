@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -47,7 +46,8 @@ type claimOut struct {
 	WaitUntil *time.Time `json:"waitUntil,omitempty"`
 	Position  int        `json:"position,omitempty"`
 	// Conflicts are the claims of others that deny this one, or, while it
-	// waits, those it waits for (holders, and claims queued ahead).
+	// waits, those it waits for (holders, and claims queued ahead); once
+	// its wait ended, those that still hold or wait ahead.
 	Conflicts     []ClaimView `json:"conflicts"`
 	MoreConflicts int         `json:"moreConflicts,omitempty"`
 	// Reason says why a claim was denied.
@@ -134,26 +134,7 @@ const patternsBudget = 4 << 10
 const maxHolders = 3
 
 func claimNext(res *bc.ClaimResult) string {
-	holders := func() string {
-		var hs []string
-		for i, c := range res.Conflicts {
-			if i == maxHolders {
-				hs = append(hs, fmt.Sprintf("and %d more (see conflicts)", len(res.Conflicts)-i))
-				break
-			}
-			pats, more := linesOf(c.Patterns, 3)
-			held := strings.Join(pats, ", ")
-			if more > 0 {
-				held += fmt.Sprintf(" and %d more", more)
-			}
-			if c.Queued() {
-				hs = append(hs, fmt.Sprintf("%s waits for %s (claim %s, queued ahead)", line(c.Actor), held, c.ClaimID))
-				continue
-			}
-			hs = append(hs, fmt.Sprintf("%s holds %s until %s (claim %s)", line(c.Actor), held, c.ExpiresAt.Format(time.RFC3339), c.ClaimID))
-		}
-		return strings.Join(hs, "; ")
-	}
+	holders := func() string { return bc.HoldersText(res.Conflicts, maxHolders, 3) }
 	waitedFor := func() bool {
 		for _, c := range res.Conflicts {
 			if c.Queued() {
@@ -172,8 +153,10 @@ func claimNext(res *bc.ClaimResult) string {
 	case res.Status == "queued":
 		return fmt.Sprintf("Queued, position %d: %s. Do not edit these paths yet. Work on something else: the grant reaches you in the news of your next tool result (or call claim again later only to check); the wait ends at %s. release_claim %s to stop waiting.",
 			res.Position, holders(), res.WaitUntil.Format(time.RFC3339), res.Claim.ID)
+	case res.Status == "wait_expired" && len(res.Conflicts) == 0:
+		return fmt.Sprintf("Your wait ended at %s before the paths were free; they look free now: claim again.", res.WaitUntil.Format(time.RFC3339))
 	case res.Status == "wait_expired":
-		return fmt.Sprintf("Your wait ended at %s before the paths were free. Claim again with waitSeconds to queue again (at the back of the line), or work on something else.", res.WaitUntil.Format(time.RFC3339))
+		return fmt.Sprintf("Your wait ended at %s before the paths were free: %s. Claim again with waitSeconds to queue again (at the back of the line), or work on something else, or ask the holder to hand over (request_handoff).", res.WaitUntil.Format(time.RFC3339), holders())
 	case res.Status == "released":
 		return "This claim was released (withdrawn) meanwhile; it holds nothing."
 	case res.Denial == store.DenialDeadlock:

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -215,14 +216,63 @@ func TestClaimQueuedThenGrantedInNews(t *testing.T) {
 }
 
 // TestClaimWaitExpires: a wait shorter than the holder's lease ends
-// with the call, answered wait_expired.
+// with the call, answered wait_expired, naming who still holds the paths
+// and who waits ahead, as queued and denied do; a wait that ends after
+// its call reaches the waiter in news that names them too. In local and
+// remote mode.
 func TestClaimWaitExpires(t *testing.T) {
-	w := newWorld(t)
-	ada, bo := w.coord(t, "ada"), w.coord(t, "bo")
-	call(t, ada, "claim", map[string]any{"patterns": []string{"src/boss.gd"}})
-	out := call(t, bo, "claim", map[string]any{"patterns": []string{"src/boss.gd"}, "waitSeconds": 1})
-	if out["status"] != "wait_expired" || out["waitUntil"] == nil || !strings.Contains(out["next"].(string), "wait ended") {
-		t.Fatalf("%v", out)
+	modes(t, func(t *testing.T, coord func(string) *bc.Coordinator) {
+		ada, bo, cy, dee := coord("ada"), coord("bo"), coord("cy"), coord("dee")
+		held := call(t, ada, "claim", map[string]any{"patterns": []string{"src/boss.gd"}})
+		// cy queues first; its call gives up at once, its claim stays in line.
+		cut, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		ahead, isErr := callCtx(t, cut, cy, "claim", map[string]any{"patterns": []string{"src/boss.gd"}, "waitSeconds": 600})
+		if isErr {
+			t.Fatal(ahead)
+		}
+		waitFor(t, "bo to see cy waiting", func() bool {
+			cc := call(t, bo, "check_conflicts", map[string]any{"paths": []string{"src/boss.gd"}})
+			return strings.Contains(fmt.Sprint(cc["claims"]), ahead["claimId"].(string))
+		})
+		out := call(t, bo, "claim", map[string]any{"patterns": []string{"src/boss.gd"}, "waitSeconds": 1})
+		next, _ := out["next"].(string)
+		if out["status"] != "wait_expired" || out["waitUntil"] == nil || !strings.Contains(next, "wait ended") {
+			t.Fatalf("%v", out)
+		}
+		cs, _ := out["conflicts"].([]any)
+		if len(cs) != 2 || cs[0].(map[string]any)["claimId"] != held["claimId"] || cs[0].(map[string]any)["actor"] != "ada" ||
+			cs[1].(map[string]any)["claimId"] != ahead["claimId"] || cs[1].(map[string]any)["status"] != "queued" {
+			t.Fatalf("wait_expired names the holder and who waits ahead: %v", cs)
+		}
+		if !strings.Contains(next, "ada holds src/boss.gd until") || !strings.Contains(next, held["claimId"].(string)) || !strings.Contains(next, "cy waits") {
+			t.Fatalf("next: %q", next)
+		}
+		// dee's call gives up before its wait ends; the end reaches it in news.
+		cut2, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel2()
+		mine, isErr := callCtx(t, cut2, dee, "claim", map[string]any{"patterns": []string{"src/boss.gd"}, "waitSeconds": 1})
+		if isErr {
+			t.Fatal(mine)
+		}
+		var told []map[string]any
+		waitFor(t, "dee's news of its wait's end", func() bool {
+			told = append(told, newsItems(call(t, dee, "workspace_status", nil), "claim.wait_expired")...)
+			return len(told) > 0
+		})
+		if txt := told[0]["text"].(string); told[0]["id"] != mine["claimId"] || !strings.Contains(txt, "ada holds src/boss.gd") || !strings.Contains(txt, held["claimId"].(string)) {
+			t.Fatalf("dee's news: %v", told[0])
+		}
+	})
+}
+
+// waitFor polls cond for up to 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
 

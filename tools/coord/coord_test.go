@@ -3,12 +3,14 @@ package coord
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	bc "github.com/crosscode/crosscode-mcp/bridge/coord"
+	"github.com/crosscode/crosscode-mcp/hub"
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
@@ -19,11 +21,20 @@ func newWorld(t *testing.T) *world { return &world{path: filepath.Join(t.TempDir
 
 func (w *world) coord(t *testing.T, actor string) *bc.Coordinator {
 	t.Helper()
-	st, err := store.Open(context.Background(), w.path, &store.Options{Projections: true})
+	return startCoord(t, w.path, bc.Config{Actor: actor})
+}
+
+// startCoord starts a coordinator of workspace mygame for cfg.Actor (its
+// replica and session named after it) on the database at path; it stops
+// with the test.
+func startCoord(t *testing.T, path string, cfg bc.Config) *bc.Coordinator {
+	t.Helper()
+	st, err := store.Open(context.Background(), path, &store.Options{Projections: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bc.New(bc.Config{Workspace: "mygame", Store: st, Actor: actor, Replica: "rep_" + actor, Session: "ses_" + actor})
+	cfg.Workspace, cfg.Store, cfg.Replica, cfg.Session = "mygame", st, "rep_"+cfg.Actor, "ses_"+cfg.Actor
+	c, err := bc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,4 +228,47 @@ func TestNewsMakesRoom(t *testing.T) {
 	if len(news["items"].([]any)) != 0 || num(news["more"]) != 8+25 || len(cc["claims"].([]any)) == 0 {
 		t.Fatalf("news: %d items, more %v; %d claims", len(news["items"].([]any)), news["more"], len(cc["claims"].([]any)))
 	}
+}
+
+// remoteWorld is a coordination service on loopback (its own database) and
+// a replica per coordinator, as agents in remote mode have.
+type remoteWorld struct{ url, token string }
+
+func newRemoteWorld(t *testing.T) *remoteWorld {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "hub.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := st.CreateToken(ctx, "mygame", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { hub.New(hub.Config{Store: st}).Serve(ctx, l); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	return &remoteWorld{url: "http://" + l.Addr().String(), token: token}
+}
+
+func (w *remoteWorld) coord(t *testing.T, actor string) *bc.Coordinator {
+	t.Helper()
+	return startCoord(t, filepath.Join(t.TempDir(), actor+".db"), bc.Config{Service: w.url, Token: w.token, Actor: actor})
+}
+
+// modes runs test in local mode (one shared database) and in remote mode
+// (a service), each with a function that makes an actor's coordinator.
+func modes(t *testing.T, test func(t *testing.T, coord func(actor string) *bc.Coordinator)) {
+	t.Run("local", func(t *testing.T) {
+		w := newWorld(t)
+		test(t, func(actor string) *bc.Coordinator { return w.coord(t, actor) })
+	})
+	t.Run("remote", func(t *testing.T) {
+		w := newRemoteWorld(t)
+		test(t, func(actor string) *bc.Coordinator { return w.coord(t, actor) })
+	})
 }

@@ -22,9 +22,10 @@ import (
 // the crosscode plugin installed with Claude Code's and Codex's own
 // commands from a marketplace in a copy of the repository, the extension
 // with Gemini CLI's. The server starts through `npx -y crosscode-mcp`
-// (the npm packages of this checkout, installed offline into the world's
-// npm prefix; crosscode-mcp is on no folder of PATH), the hooks through
-// the packages' launcher, which finds the binary the server recorded.
+// the first time (the npm packages of this checkout, installed offline
+// into the world's npm prefix; crosscode-mcp is on no folder of PATH),
+// then as the binary that start recorded; the hooks through the
+// packages' launcher, which finds the same binary.
 
 // pkgClient is how one client installs and removes the packages.
 type pkgClient struct {
@@ -170,12 +171,15 @@ var pkgClients = []pkgClient{
 }
 
 // TestPackagesInClients: install from the checkout through each client's
-// own commands (twice: the second changes nothing); the model is offered
-// every tool once and gets the skill; an Edit of a file another agent
-// holds is stopped by the package's hook, with the reason to the model;
-// the hook ran the binary the npx-started server recorded. Then beside a
-// hand-wired server and hooks: still each tool once and one denial. Then
-// uninstall: the user's settings read as before.
+// own commands (twice: the second changes nothing); a first session starts
+// the server through npx, which records its binary; in the next, which
+// starts that binary itself, the model is offered every tool once (Codex
+// with its default startup wait, no config edit) and gets the skill; an
+// Edit of a file another agent holds is stopped by the package's hook,
+// with the reason to the model; the hook ran the binary the npx-started
+// server recorded. Then beside a hand-wired server and hooks: still each
+// tool once and one denial. Then uninstall: the user's settings read as
+// before.
 func TestPackagesInClients(t *testing.T) {
 	sysdeps.Need(t, "node")
 	sysdeps.Need(t, "npm")
@@ -188,6 +192,7 @@ func TestPackagesInClients(t *testing.T) {
 			t.Parallel()
 			w := NewWorld(t)
 			w.NoBin = true
+			slowNpx(t, w)
 			installNpm(t, w, pk)
 			boss := filepath.Join(w.Repo, "src", "boss.go")
 			before, _ := os.ReadFile(boss)
@@ -254,15 +259,42 @@ func TestPackagesInClients(t *testing.T) {
 				return p, run
 			}
 
+			// The first session on this machine: crosscode-mcp never ran
+			// and is on no PATH, so the package starts it through npx, and
+			// the server records its binary. The model answers once the
+			// record is there: npx may take longer than the client waits
+			// (Codex's turn does not wait), and the client would stop the
+			// server before it started.
+			// (The other agent's server, the test's own build, recorded
+			// itself: forgotten, as on a machine where it never ran.)
+			record := filepath.Join(w.Home, ".cache", "crosscode-mcp", "binary")
+			if err := os.Remove(record); err != nil {
+				t.Fatal(err)
+			}
+			w.Model = NewModel(t, c.Mount, func(r *Request) Reply {
+				for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+					if _, err := os.Stat(record); err == nil {
+						break
+					}
+				}
+				return Reply{Text: "Hello."}
+			})
+			if pc.name == "codex" {
+				rewriteCodexModel(t, w)
+			}
+			pc.run(t, w, "Hello.")
+			rec, err := os.ReadFile(record)
+			if err != nil || !strings.Contains(string(rec), filepath.Join(w.Home, ".npm-global")) {
+				t.Fatalf("the npx-started server did not record its binary: %q %v", rec, err)
+			}
+
+			// From then on the package starts that binary itself: Codex,
+			// with its default wait of a second, offers the tools at once.
 			p, _ := play("plugin")
 			if !strings.Contains(p.context, skillPhrase) && !slices.ContainsFunc(p.tools, func(s string) bool {
 				return strings.Contains(s, "crosscode") && strings.Contains(strings.ToLower(s), "skill")
 			}) {
 				t.Errorf("the skill did not reach the model; its first request's context:\n%s", tail(p.context, 4000))
-			}
-			rec, err := os.ReadFile(filepath.Join(w.Home, ".cache", "crosscode-mcp", "binary"))
-			if err != nil || !strings.Contains(string(rec), filepath.Join(w.Home, ".npm-global")) {
-				t.Errorf("the npx-started server did not record its binary for the hooks: %q %v", rec, err)
 			}
 
 			// Beside crosscode-mcp wired by hand: each tool once, one denial.
@@ -408,6 +440,27 @@ func installNpm(t *testing.T, w *World, pk *npmtest.Packages) {
 	}
 	if out := runIn(t, w, "npx", []string{"-y", "crosscode-mcp", "version"}); !strings.Contains(out, npmtest.Version) {
 		t.Fatalf("npx -y crosscode-mcp version in the world: %s", out)
+	}
+}
+
+// slowNpx puts first on the world's PATH an npx that waits 2 s, then runs
+// npm's: the world's npm is offline, with the package installed, where a
+// user's npx asks the registry first (and downloads the package the first
+// time), which takes a second or more. A client that does not wait that
+// long for a server (Codex) shows it.
+func slowNpx(t *testing.T, w *World) {
+	t.Helper()
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.PathFirst = filepath.Join(w.Root, "slow-npx")
+	if err := os.MkdirAll(w.PathFirst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nsleep 2\nexec '" + npx + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(w.PathFirst, "npx"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

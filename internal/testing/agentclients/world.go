@@ -75,6 +75,8 @@ type World struct {
 	// NoBin keeps crosscode-mcp off PATH in Env (no folder of PATH that
 	// holds one): the client packages' tests, where npx starts it.
 	NoBin bool
+	// PathFirst, if set, is a folder put first on PATH in Env.
+	PathFirst string
 }
 
 // binary is the crosscode-mcp binary BuildBinary made for this test run.
@@ -183,6 +185,9 @@ func (w *World) Env(extra ...string) []string {
 				v = strings.Join(dirs, string(os.PathListSeparator))
 			} else if k == "PATH" {
 				v = filepath.Dir(w.Bin) + string(os.PathListSeparator) + v
+			}
+			if k == "PATH" && w.PathFirst != "" {
+				v = w.PathFirst + string(os.PathListSeparator) + v
 			}
 			env = append(env, k+"="+v)
 		}

@@ -246,3 +246,32 @@ func repoRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// Entry is an MCP server entry of a client package, as the client reads
+// it: the command, its arguments and what it adds to the environment.
+type Entry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+// PackageEntry is the crosscode server's entry of the plugin
+// (plugins/crosscode/.mcp.json; gemini-extension.json has the same).
+func PackageEntry(t testing.TB) Entry {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "plugins", "crosscode", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		MCPServers map[string]Entry `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatalf(".mcp.json: %v", err)
+	}
+	e, ok := file.MCPServers["crosscode"]
+	if !ok {
+		t.Fatal(".mcp.json has no crosscode server")
+	}
+	return e
+}
