@@ -151,15 +151,21 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 // playDir is where the saved plays live: the config's plays, relative to
 // the repository, else the folder "plays" beside the capture config.
 func playDir(sc ServiceConfig) string {
+	dir := ""
 	switch {
 	case sc.Config.Plays != "":
-		return filepath.Join(sc.GameDir, filepath.FromSlash(sc.Config.Plays))
+		dir = filepath.Join(sc.GameDir, filepath.FromSlash(sc.Config.Plays))
 	case sc.ConfigPath != "":
-		return filepath.Join(filepath.Dir(sc.ConfigPath), "plays")
+		dir = filepath.Join(filepath.Dir(sc.ConfigPath), "plays")
 	case sc.GameDir != "":
-		return filepath.Join(sc.GameDir, ".crosscode", "plays")
+		dir = filepath.Join(sc.GameDir, ".crosscode", "plays")
+	default:
+		return ""
 	}
-	return ""
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 func frameBudget(f *FramesConfig) int64 {
