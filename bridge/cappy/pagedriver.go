@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -720,24 +719,4 @@ func trimQuery(q string) string {
 		return q[:80] + "…"
 	}
 	return q
-}
-
-// pageGameID names a web game in hello: its served directory's or its
-// page's last path element, else its host.
-func pageGameID(serve, pageURL string) string {
-	if serve != "" {
-		if b := path.Base(strings.ReplaceAll(serve, "\\", "/")); b != "." && b != "/" && b != "dist" && b != "build" && b != "public" {
-			return b
-		}
-		if b := path.Base(path.Dir(strings.ReplaceAll(serve, "\\", "/"))); b != "." && b != "/" {
-			return b
-		}
-	}
-	if u, err := url.Parse(pageURL); err == nil {
-		if b := path.Base(u.Path); b != "." && b != "/" && b != "" {
-			return strings.TrimSuffix(b, path.Ext(b))
-		}
-		return u.Host
-	}
-	return "web-game"
 }

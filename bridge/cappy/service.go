@@ -98,25 +98,14 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)
 	game := sc.Config.Game
 	if len(cmd) == 0 && game != nil {
-		cmd, env = game.Command, game.Env
-		if game.Cwd != "" {
-			dir = game.Cwd
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(sc.GameDir, dir)
-			}
-		}
+		cmd, env, dir = game.Command, game.Env, game.Dir(sc.GameDir)
 	}
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
 	case len(sc.GameCommand) == 0 && game.Web():
-		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
-			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: pageGameID(game.Serve, game.URL), Version: sc.Version}
-		if game.Serve != "" {
-			b.Serve = game.Serve
-			if !filepath.IsAbs(b.Serve) {
-				b.Serve = filepath.Join(dir, b.Serve)
-			}
-		}
+		w := ResolveWebGame(game, sc.GameDir)
+		b := &BrowserLauncher{URL: w.URL, Serve: w.Serve, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
+			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: w.ID, Version: sc.Version}
 		if len(cmd) > 0 {
 			b.Server = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: logPath}
 		}
