@@ -295,10 +295,10 @@ func (c *Controller) WaitAdapter(ctx context.Context) (*Adapter, error) {
 }
 
 // Rejection is a handshake the controller refused: its reject code and
-// message, and when.
+// message, the adapter's name when its hello said it, and when.
 type Rejection struct {
-	Code, Message string
-	At            time.Time
+	Code, Message, Adapter string
+	At                     time.Time
 }
 
 // Rejected returns the latest refused handshake (nil if none) and a
@@ -310,10 +310,10 @@ func (c *Controller) Rejected() (*Rejection, <-chan struct{}) {
 	return c.rejection, c.rejected
 }
 
-func (c *Controller) noteRejection(code, msg string) {
-	c.log.Warn("adapter refused", "code", code, "message", msg)
+func (c *Controller) noteRejection(code, msg, adapter string) {
+	c.log.Warn("adapter refused", "code", code, "message", msg, "adapter", adapter)
 	c.mu.Lock()
-	c.rejection = &Rejection{Code: code, Message: msg, At: time.Now()}
+	c.rejection = &Rejection{Code: code, Message: msg, Adapter: adapter, At: time.Now()}
 	close(c.rejected)
 	c.rejected = make(chan struct{})
 	c.mu.Unlock()
@@ -481,8 +481,9 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	}()
 	a := &adapterConn{ws: ws, gone: make(chan struct{})}
 	defer close(a.gone)
+	adapter := "" // the adapter's name, once its hello says it
 	reject := func(code, msg string) {
-		c.noteRejection(code, msg)
+		c.noteRejection(code, msg, adapter)
 		a.send(ctx, protocol.Reject{Type: "reject", Code: code, Message: msg})
 		ws.Close(websocket.StatusPolicyViolation, code)
 	}
@@ -513,6 +514,7 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		return
 	}
 	h := msg.Hello
+	adapter = h.Adapter.Name
 	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(c.token)) != 1 {
 		reject(protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)")
 		return

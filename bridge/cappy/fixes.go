@@ -2,6 +2,7 @@ package cappy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -54,6 +55,8 @@ func capabilityFix(h *protocol.Hello, c string) string {
 		if fix, ok := jsFixes[c]; ok {
 			return fix
 		}
+	case PageAdapterName:
+		return fmt.Sprintf("crosscode-mcp's page driver, which drives a web game with no adapter code, offers %s and not %q: take %q out of requiredCapabilities, or wire the game with the JavaScript adapter (docs/js-adapter.md) under game.adapter \"auto\"", strings.Join(pageCapabilities, ", "), c, c)
 	case "":
 		return "no game is connected"
 	}

@@ -28,6 +28,8 @@ type Service struct {
 	log          *slog.Logger
 	endpointFile string
 	freshMu      sync.Mutex // one EnsureFresh at a time
+	refusedMu    sync.Mutex
+	refused      *Error // the page driver's lasting refusal (see refusal)
 }
 
 // GameLauncher starts the game and stops it: a process (*Launcher) or a
@@ -173,6 +175,12 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 			}
 		}
 	}
+	s.refusedMu.Lock()
+	refused := s.refused
+	s.refusedMu.Unlock()
+	if refused != nil {
+		return nil, refused
+	}
 	if s.Launcher == nil {
 		return nil, errorf(protocol.CappyAdapterDisconnected,
 			"no game is connected and none is configured to launch: set game.command in .crosscode/capture.json or pass --game-cmd, or start the game yourself with CAPPY_ENDPOINT=%s and the token in %s",
@@ -208,7 +216,7 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 	cause := context.Cause(gctx)
 	if r, _ := s.Controller.Rejected(); r != nil && (cause == errRejected || cause == errExited) && r.At.After(info.Started) {
 		// Refused (a game often exits after its reject: the reject says more).
-		return nil, errorf(r.Code, "the game's adapter was refused: %s%s", r.Message, tail)
+		return nil, s.refusal(r, tail)
 	}
 	switch {
 	case cause == errExited:
@@ -263,6 +271,27 @@ func opsOf(a *Adapter) int {
 		return 0
 	}
 	return a.Operations
+}
+
+// refusal is the error of a refused handshake. The page driver's hello
+// comes from the capture config alone: in page mode its refusal (unless
+// another adapter held the controller) would come back at every launch,
+// so it is kept, and later calls answer it without launching the browser.
+func (s *Service) refusal(r *Rejection, tail string) error {
+	if r.Adapter != PageAdapterName {
+		return errorf(r.Code, "the game's adapter was refused: %s%s", r.Message, tail)
+	}
+	if b, ok := s.Launcher.(*BrowserLauncher); !ok || b.Adapter != AdapterPage {
+		return errorf(r.Code, "no adapter of the page's own said hello within %s of its load, and crosscode-mcp's page driver, which then drives it, was refused: %s%s", PageAdapterWait, r.Message, tail)
+	}
+	if r.Code == protocol.CappyOperationBusy {
+		return errorf(r.Code, "crosscode-mcp's page driver was refused: %s", r.Message)
+	}
+	e := errorf(r.Code, "crosscode-mcp's page driver (game.adapter \"page\") was refused: %s. It says hello from the capture config alone, so every launch would be refused the same: no browser is launched again until the MCP server starts with a changed capture config (crosscode-mcp doctor checks it)", r.Message)
+	s.refusedMu.Lock()
+	s.refused = e
+	s.refusedMu.Unlock()
+	return e
 }
 
 var (

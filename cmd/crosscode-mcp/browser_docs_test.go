@@ -134,3 +134,37 @@ func TestBrowserDocumentedWebConfigs(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserPageDriverRefused: a capture config the page driver cannot
+// satisfy (requiredCapabilities names one it does not offer) fails the
+// first capture call with the controller's code and a message that names
+// crosscode-mcp's page driver, not the game, and says what to change;
+// the next calls answer the same at once, without launching the browser
+// again.
+func TestBrowserPageDriverRefused(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	sysdeps.Need(t, "git")
+	repo := gitRepo(t)
+	page, err := os.ReadFile(filepath.Join(webgames.Dir(t, "pickup"), "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"index.html": string(page),
+		filepath.Join(".crosscode", "capture.json"): `{"game": {"serve": ".", "adapter": "page"}, "requiredCapabilities": ["scenarios"]}`} {
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := withSchemas(t, startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--toolsets", "capture"}}))
+	for i := range 3 {
+		res, out := a.callFull("start_recording", map[string]any{"control": "agent"})
+		text := resultText(res)
+		if !res.IsError || !strings.Contains(text, "CAPABILITY_MISSING") || !strings.Contains(text, "page driver") || !strings.Contains(text, "requiredCapabilities") {
+			t.Fatalf("call %d: %v %s", i+1, out, text)
+		}
+	}
+	if launches := field(a.callS("capture_status", nil), "game", "launches"); launches != 1.0 {
+		t.Fatalf("the browser was launched %v times for a refusal that cannot change", launches)
+	}
+}
