@@ -149,6 +149,12 @@ func (s *Service) FramesRequest(fps float64) *protocol.FramesRequest {
 	return &protocol.FramesRequest{FPS: fps, MaxWidth: s.Config.Frames.MaxWidthOrDefault(), Formats: slices.Clone(protocol.FrameMimes)}
 }
 
+// StepPictures is the frames to ask for in an agent-controlled recording
+// at frames 0: none at a rate, each step's picture (Request.Frames).
+func (s *Service) StepPictures() *protocol.FramesRequest {
+	return &protocol.FramesRequest{FPS: 0, MaxWidth: s.Config.Frames.MaxWidthOrDefault(), Formats: slices.Clone(protocol.FrameMimes)}
+}
+
 // EndpointFile is where the endpoint and token were written for a game the
 // user starts themselves ("" when the controller launches the game).
 func (s *Service) EndpointFile() string { return s.endpointFile }

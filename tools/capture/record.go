@@ -13,7 +13,7 @@ import (
 
 type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
-	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
+	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none, but each step keeps its picture). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
 	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness, for games that take one (default 1); its replay uses the same. Two plays with the same seed and steps are the same."`
 }
@@ -39,6 +39,9 @@ func StartRecording(s *cappy.Service) tools.Tool {
 				return nil, err
 			}
 			frames := s.FramesRequest(framesArg(in.Frames))
+			if frames == nil && in.Control == cappy.ControlAgent {
+				frames = s.StepPictures() // frames is the recording's rate: each step still has its picture
+			}
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames, Control: in.Control, Seed: in.Seed})
 			if err != nil {
 				return nil, err
