@@ -102,6 +102,9 @@ type BrowserLauncher struct {
 	// GameID names the game in the page driver's hello; Version is
 	// crosscode-mcp's.
 	GameID, Version string
+	// Actions are the keys and "pointer" the page driver offers
+	// (game.actions; nil: all).
+	Actions []string
 
 	mu       sync.Mutex
 	log      *cappedLog
@@ -234,7 +237,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		b.driving.Store(true)
 		b.logf("--- %s: crosscode-mcp drives the page (no adapter code): %s", time.Now().Format(time.RFC3339), pageURL)
 		err := runPageDriver(tctx, pageDriverConfig{Browser: tctx, URL: pageURL, Game: b.GameID, Version: b.Version,
-			Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
+			Actions: b.Actions, Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
 		if tctx.Err() == nil {
 			// Without its driver the browser is of no use: the next launch
 			// starts afresh.

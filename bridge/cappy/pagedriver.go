@@ -47,6 +47,9 @@ type pageDriverConfig struct {
 	Token    string
 	Logger   *slog.Logger
 	Logf     func(format string, args ...any) // the game's log
+	// Actions are the keys (by KeyboardEvent.code) and "pointer" the
+	// game takes (game.actions); nil: every key and the pointer.
+	Actions []string
 	// Kill ends the browser (a hung or misbehaving page); the driver's
 	// connection ends with it. Dying, called first, marks the browser as
 	// no longer running, before the operation's failure is told.
@@ -124,7 +127,7 @@ func runPageDriver(ctx context.Context, cfg pageDriverConfig) error {
 	ws.SetReadLimit(protocol.CappyMaxMessageBytes)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := &pageDriver{cfg: cfg, ws: ws, ctx: ctx, work: make(chan any, 64), actions: pageActions()}
+	d := &pageDriver{cfg: cfg, ws: ws, ctx: ctx, work: make(chan any, 64), actions: pageActions(cfg.Actions)}
 	defer d.closeTabs()
 	if err := d.send(protocol.Hello{Type: "hello", Protocol: protocol.VersionRange{Min: 1, Max: 1}, Token: cfg.Token,
 		Adapter: protocol.NameVersion{Name: PageAdapterName, Version: cfg.Version}, Game: protocol.GameInfo{ID: cfg.Game, Name: cfg.Game},
@@ -615,7 +618,7 @@ func decodePageReplay(p *protocol.ReplayPayload) (*pageReplay, error) {
 			return nil, fmt.Errorf("the replay's step %d has ms %v", i, s.Ms)
 		}
 		for j, a := range s.Inputs {
-			if err := protocol.CheckActionInput(fmt.Sprintf("steps[%d].inputs[%d]", i, j), a, pageActions()); err != nil {
+			if err := protocol.CheckActionInput(fmt.Sprintf("steps[%d].inputs[%d]", i, j), a, pageActions(nil)); err != nil {
 				return nil, err
 			}
 		}

@@ -107,7 +107,7 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	case len(sc.GameCommand) == 0 && game.Web():
 		w := ResolveWebGame(game, sc.GameDir)
 		b := &BrowserLauncher{URL: w.URL, Serve: w.Serve, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
-			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: w.ID, Version: sc.Version}
+			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: w.ID, Actions: game.Actions, Version: sc.Version}
 		if len(cmd) > 0 {
 			b.Server = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: logPath}
 		}

@@ -3,7 +3,10 @@ package cappy
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
 // TestResolveWebGame: a web game's config resolves against the
@@ -73,5 +76,58 @@ func TestWebGamePageFile(t *testing.T) {
 	}
 	if got := ResolveWebGame(&GameConfig{URL: "http://127.0.0.1:5173/"}, dir).PageFile(); got != "" {
 		t.Errorf("nothing served: %q", got)
+	}
+}
+
+// TestPageActionsConfig: game.actions names keys by KeyboardEvent.code
+// and the pointer; the config is refused, with the nearest names, for
+// one that is not, for a name given twice, an empty list, and actions on
+// a game that is not a web game. The driver offers what it names.
+func TestPageActionsConfig(t *testing.T) {
+	load := func(game string) error {
+		p := filepath.Join(t.TempDir(), "capture.json")
+		if err := os.WriteFile(p, []byte(`{"game": `+game+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(p, false)
+		return err
+	}
+	if err := load(`{"serve": "dist", "actions": ["ArrowLeft", "Space", "NumpadEnter", "MetaRight", "CapsLock", "IntlBackslash", "F24", "pointer"]}`); err != nil {
+		t.Fatal(err)
+	}
+	for game, want := range map[string]string{
+		`{"serve": "dist", "actions": ["ArrowLeft", "Spcae"]}`: `"Spcae" is not a key the page driver offers (did you mean Space?)`,
+		`{"serve": "dist", "actions": ["arrowleft"]}`:          `did you mean ArrowLeft?`,
+		`{"serve": "dist", "actions": ["Numpad_Enter"]}`:       `did you mean NumpadEnter`,
+		`{"serve": "dist", "actions": ["Left"]}`:               `did you mean`,
+		`{"serve": "dist", "actions": ["Space", "Space"]}`:     `"Space" is named twice`,
+		`{"serve": "dist", "actions": []}`:                     `name at least one key`,
+		`{"serve": "dist", "actions": ["BrowserBack"]}`:        `is not a key the page driver offers`,
+		`{"command": ["./game"], "actions": ["Space"]}`:        `game.actions are for a web game`,
+		`{"serve": "dist", "actions": ["x\u202e\u0000y"]}`:     `"xy" is not a key`,
+	} {
+		if err := load(game); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", game, err, want)
+		}
+	}
+	names := []string{}
+	for _, a := range pageActions([]string{"Space", "pointer", "ArrowLeft"}) {
+		names = append(names, a.Name+":"+a.Kind)
+	}
+	if strings.Join(names, " ") != "Space:button pointer:pointer ArrowLeft:button" {
+		t.Fatalf("the actions offered: %v", names)
+	}
+	if n := len(pageActions(nil)); n != len(pageKeyList())+1 || n > protocol.MaxActions {
+		t.Fatalf("every key and the pointer: %d", n)
+	}
+}
+
+// TestCompactNames: runs of names that count up are written first..last.
+func TestCompactNames(t *testing.T) {
+	in := []string{"Backquote", "Digit0", "Digit1", "Digit2", "KeyA", "KeyB", "KeyC", "KeyD", "Minus", "F1", "F2", "F9", "F10", "F11", "F12",
+		"Lang1", "Lang2", "ShiftLeft", "ShiftRight", "Numpad0", "Numpad1", "Numpad2", "NumpadAdd", "A", "B", "C", "x1", "x2", "x3"}
+	want := "Backquote Digit0..Digit2 KeyA..KeyD Minus F1 F2 F9..F12 Lang1 Lang2 ShiftLeft ShiftRight Numpad0..Numpad2 NumpadAdd A B C x1..x3"
+	if got := strings.Join(compactNames(in), " "); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

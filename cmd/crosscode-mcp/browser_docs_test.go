@@ -20,8 +20,8 @@ type docWebConfig struct {
 	where string // file:line
 	raw   []byte // as written
 	game  struct {
-		Serve, Cwd, URL string
-		Command         []string
+		Serve, Cwd, URL  string
+		Command, Actions []string
 	}
 }
 
@@ -42,8 +42,8 @@ func docWebConfigs(t *testing.T) []docWebConfig {
 			}
 			var c struct {
 				Game *struct {
-					Serve, Cwd, URL string
-					Command         []string
+					Serve, Cwd, URL  string
+					Command, Actions []string
 				} `json:"game"`
 			}
 			if json.Unmarshal([]byte(blk.Text), &c) != nil || c.Game == nil || (c.Game.Serve == "" && c.Game.URL == "") {
@@ -55,7 +55,7 @@ func docWebConfigs(t *testing.T) []docWebConfig {
 			}
 			seen[key] = true
 			d := docWebConfig{where: f + ":" + strconv.Itoa(blk.Line), raw: []byte(blk.Text)}
-			d.game.Serve, d.game.Cwd, d.game.URL, d.game.Command = c.Game.Serve, c.Game.Cwd, c.Game.URL, c.Game.Command
+			d.game.Serve, d.game.Cwd, d.game.URL, d.game.Command, d.game.Actions = c.Game.Serve, c.Game.Cwd, c.Game.URL, c.Game.Command, c.Game.Actions
 			out = append(out, d)
 		}
 	}
@@ -70,7 +70,7 @@ func docWebConfigs(t *testing.T) []docWebConfig {
 // (the repository's name when the served folder's is dist, build, public
 // or .), and the agent plays a step and sees its picture, also with
 // frames 0 (frames are the recording's rate; a step always has its
-// picture).
+// picture), among the actions game.actions names when it names some.
 func TestBrowserDocumentedWebConfigs(t *testing.T) {
 	sysdeps.Need(t, "chromium")
 	sysdeps.Need(t, "git")
@@ -119,6 +119,16 @@ func TestBrowserDocumentedWebConfigs(t *testing.T) {
 			}
 			if pics := images(res); len(pics) != 1 || pixelVariance(t, pics[0]) < 10 {
 				t.Fatalf("start_recording with frames 0: %d pictures, or a blank one", len(pics))
+			}
+			// game.actions: those alone, one by one; else the pointer, and
+			// every key compactly.
+			var names []string
+			for _, x := range rec["actions"].([]any) {
+				names = append(names, x.(map[string]any)["name"].(string))
+			}
+			if c.game.Actions != nil && (strings.Join(names, " ") != strings.Join(c.game.Actions, " ") || rec["buttons"] != nil) ||
+				c.game.Actions == nil && (strings.Join(names, " ") != "pointer" || len(rec["buttons"].([]any)) < 50) {
+				t.Fatalf("the actions %v and buttons %v, for game.actions %v", names, rec["buttons"], c.game.Actions)
 			}
 			status := a.callS("capture_status", nil)
 			if id := field(status, "adapter", "game"); field(status, "adapter", "name") != "crosscode-page" || id != "mygame" {

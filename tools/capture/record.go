@@ -22,6 +22,7 @@ type startRecordingOut struct {
 	OpView
 	// Actions are the game's actions, for step_game (agent control).
 	Actions []cappy.ActionView `json:"actions,omitempty"`
+	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More button actions, by name; A..B is every name from A to B (KeyA..KeyZ)."`
 	// T and SimT: where the paused game stands (agent control).
 	T    *float64 `json:"t,omitempty"`
 	SimT *float64 `json:"simT,omitempty"`
@@ -74,7 +75,7 @@ func StartRecording(s *cappy.Service) tools.Tool {
 				return out, nil
 			}
 			if op.AgentControlled() && view.Status == cappy.StatusRunning {
-				out.Actions = s.ActionViews()
+				out.Actions, out.Buttons = s.ActionList()
 				// The first look: a step of 0 ms without input.
 				r, err := s.Controller.Step(ctx, op, nil, 0)
 				if err != nil {
