@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -335,7 +336,8 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 	}
 	cancel := run.cancel
 	run.died = died
-	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died) }); err != nil {
+	loads := newLoadWatch() // the page's failed loads, told in the log as the page driver's pages tell them
+	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died, loads) }); err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("browser: %w", err)
 	}
@@ -500,19 +502,23 @@ const browserStartWait = 30 * time.Second
 // maxConsoleLine caps one console line in the log.
 const maxConsoleLine = 4 << 10
 
-// event writes console messages and uncaught errors to the log and
-// notices a crashed page. It runs on the tab's event loop: it must not
-// block.
-func (b *BrowserLauncher) event(ev any, died func(string)) {
+// event writes console messages, uncaught errors and failed loads to the
+// log and notices a crashed page. It runs on the tab's event loop: it
+// must not block.
+func (b *BrowserLauncher) event(ev any, died func(string), loads *loadWatch) {
 	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent, *network.EventResponseReceived, *network.EventLoadingFailed, *network.EventLoadingFinished:
+		if f := loads.event(ev); f != nil {
+			loads.logged(f, b.logf)
+		}
 	case *runtime.EventConsoleAPICalled:
 		b.logf("%s", consoleLine(e))
 	case *runtime.EventExceptionThrown:
 		b.logf("%s", uncaughtLine(e))
 	case *cdplog.EventEntryAdded:
 		// Errors only: the warnings are Chromium's (software WebGL and
-		// the like), not the game's.
-		if e.Entry.Level == cdplog.EntryLevelError {
+		// the like), not the game's; failed loads have their own line.
+		if e.Entry.Level == cdplog.EntryLevelError && !(e.Entry.Source == cdplog.EntrySourceNetwork && strings.HasPrefix(e.Entry.Text, "Failed to load resource")) {
 			b.logf("[browser.error] %s %s", capLine(e.Entry.Text), noFragment(e.Entry.URL))
 		}
 	case *inspector.EventTargetCrashed:

@@ -3,6 +3,7 @@
 // section 17): pickup/ is a canvas game with a requestAnimationFrame loop,
 // the keyboard, seeded pickups and window.render_game_to_text(), and the
 // faults its keys provoke; keys/ writes down every key event it gets;
+// missing/ loads what is not there;
 // phaser/ is a Phaser game (its phaser.min.js is copied beside it by the
 // test, from examples/phaser-arena's npm packages).
 package webgames
