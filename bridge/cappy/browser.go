@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/inspector"
-	"github.com/chromedp/cdproto/network"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
