@@ -515,19 +515,9 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	}
 	h := msg.Hello
 	adapter = h.Adapter.Name
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(c.token)) != 1 {
-		reject(protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)")
+	if code, why := checkHello(h, c.token, c.cfg.RequiredCapabilities); code != "" {
+		reject(code, why)
 		return
-	}
-	if h.Protocol.Min > protocol.CappyProtocolVersion || h.Protocol.Max < protocol.CappyProtocolVersion {
-		reject(protocol.CappyVersionIncompatible, fmt.Sprintf("the controller speaks protocol %d; the adapter %d..%d", protocol.CappyProtocolVersion, h.Protocol.Min, h.Protocol.Max))
-		return
-	}
-	for _, need := range c.cfg.RequiredCapabilities {
-		if !h.HasCapability(need) {
-			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need)))
-			return
-		}
 	}
 	c.mu.Lock()
 	if c.conn != nil {
@@ -580,6 +570,24 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		}
 		a.paused(func() { c.handle(ctx, a, msg) })
 	}
+}
+
+// checkHello is the handshake's verdict on a decoded hello, given the
+// session's token and the project's required capabilities: "" when it is
+// accepted, else the reject's code and message.
+func checkHello(h *protocol.Hello, token string, required []string) (code, msg string) {
+	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(token)) != 1 {
+		return protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)"
+	}
+	if h.Protocol.Min > protocol.CappyProtocolVersion || h.Protocol.Max < protocol.CappyProtocolVersion {
+		return protocol.CappyVersionIncompatible, fmt.Sprintf("the controller speaks protocol %d; the adapter %d..%d", protocol.CappyProtocolVersion, h.Protocol.Min, h.Protocol.Max)
+	}
+	for _, need := range required {
+		if !h.HasCapability(need) {
+			return protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need))
+		}
+	}
+	return "", ""
 }
 
 // opOf digs the op out of a message that did not decode.

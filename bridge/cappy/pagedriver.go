@@ -129,9 +129,7 @@ func runPageDriver(ctx context.Context, cfg pageDriverConfig) error {
 	defer stop()
 	d := &pageDriver{cfg: cfg, ws: ws, ctx: ctx, work: make(chan any, 64), actions: pageActions(cfg.Actions)}
 	defer d.closeTabs()
-	if err := d.send(protocol.Hello{Type: "hello", Protocol: protocol.VersionRange{Min: 1, Max: 1}, Token: cfg.Token,
-		Adapter: protocol.NameVersion{Name: PageAdapterName, Version: cfg.Version}, Game: protocol.GameInfo{ID: cfg.Game, Name: cfg.Game},
-		Capabilities: pageCapabilities}); err != nil {
+	if err := d.send(pageHello(cfg.Game, cfg.Version, cfg.Token)); err != nil {
 		return err
 	}
 	go d.worker()
@@ -187,6 +185,33 @@ func runPageDriver(ctx context.Context, cfg pageDriverConfig) error {
 			return nil
 		}
 	}
+}
+
+// pageHello is the page driver's hello.
+func pageHello(game, version, token string) protocol.Hello {
+	return protocol.Hello{Type: "hello", Protocol: protocol.VersionRange{Min: 1, Max: 1}, Token: token,
+		Adapter: protocol.NameVersion{Name: PageAdapterName, Version: version}, Game: protocol.GameInfo{ID: game, Name: game},
+		Capabilities: pageCapabilities}
+}
+
+// CheckPageDriver says whether the controller would take the page
+// driver's hello for the web game w under the capture config cfg, as the
+// launcher would send it: nil, or the refusal (an *Error with the reject's
+// code and message).
+func CheckPageDriver(w *WebGame, cfg *CaptureConfig, version string) error {
+	const token = "doctor"
+	b, err := json.Marshal(pageHello(w.ID, version, token))
+	if err != nil {
+		return err
+	}
+	msg, err := protocol.DecodeAdapterMessage(b)
+	if err != nil {
+		return errorf(protocol.CappyInvalidMessage, "hello: %v", err)
+	}
+	if code, why := checkHello(msg.Hello, token, cfg.RequiredCapabilities); code != "" {
+		return errorf(code, "%s", why)
+	}
+	return nil
 }
 
 func (d *pageDriver) send(v any) error {
