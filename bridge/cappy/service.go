@@ -25,11 +25,11 @@ type Service struct {
 	Launcher     GameLauncher // nil when there is no game to launch
 	Config       *CaptureConfig
 	Store        *store.Store
+	refusedMu    sync.Mutex
+	refused      *Error // the page driver's lasting refusal (see refusal)
 	log          *slog.Logger
 	endpointFile string
 	freshMu      sync.Mutex // one EnsureFresh at a time
-	refusedMu    sync.Mutex
-	refused      *Error // the page driver's lasting refusal (see refusal)
 }
 
 // GameLauncher starts the game and stops it: a process (*Launcher) or a
@@ -100,7 +100,10 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	cmd, dir, env := sc.GameCommand, sc.GameDir, map[string]string(nil)
 	game := sc.Config.Game
 	if len(cmd) == 0 && game != nil {
-		cmd, env, dir = game.Command, game.Env, game.Dir(sc.GameDir)
+		cmd, env = game.Command, game.Env
+		if game.Cwd != "" {
+			dir = game.Dir(sc.GameDir)
+		}
 	}
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
