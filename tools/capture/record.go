@@ -13,7 +13,7 @@ import (
 
 type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
-	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none, but each step keeps its picture). Replays of it compare their pictures with these."`
+	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none but steps' pictures). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
 	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness, for games that take one (default 1); its replay uses the same. Two plays with the same seed and steps are the same."`
 }
@@ -22,7 +22,7 @@ type startRecordingOut struct {
 	OpView
 	// Actions are the game's actions, for step_game (agent control).
 	Actions []cappy.ActionView `json:"actions,omitempty"`
-	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More button actions, by name; A..B is every name from A to B (KeyA..KeyZ)."`
+	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More button actions by name; A..B: each from A to B."`
 	// T and SimT: where the paused game stands (agent control).
 	T    *float64 `json:"t,omitempty"`
 	SimT *float64 `json:"simT,omitempty"`
