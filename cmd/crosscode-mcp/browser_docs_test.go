@@ -6,11 +6,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/crosscode/crosscode-mcp/internal/testing/mddoc"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/internal/testing/webgames"
 )
@@ -31,33 +29,24 @@ func docWebConfigs(t *testing.T) []docWebConfig {
 	t.Helper()
 	var out []docWebConfig
 	seen := map[string]bool{}
-	for _, f := range docFiles(t) {
-		b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(f)))
-		if err != nil {
-			t.Fatal(err)
+	for _, blk := range docBlocks(t, "json") {
+		var c struct {
+			Game *struct {
+				Serve, Cwd, URL  string
+				Command, Actions []string
+			} `json:"game"`
 		}
-		for _, blk := range mddoc.Blocks(string(b)) {
-			if blk.Lang != "json" {
-				continue
-			}
-			var c struct {
-				Game *struct {
-					Serve, Cwd, URL  string
-					Command, Actions []string
-				} `json:"game"`
-			}
-			if json.Unmarshal([]byte(blk.Text), &c) != nil || c.Game == nil || (c.Game.Serve == "" && c.Game.URL == "") {
-				continue
-			}
-			key := strings.Join(strings.Fields(blk.Text), " ")
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			d := docWebConfig{where: f + ":" + strconv.Itoa(blk.Line), raw: []byte(blk.Text)}
-			d.game.Serve, d.game.Cwd, d.game.URL, d.game.Command, d.game.Actions = c.Game.Serve, c.Game.Cwd, c.Game.URL, c.Game.Command, c.Game.Actions
-			out = append(out, d)
+		if json.Unmarshal([]byte(blk.Text), &c) != nil || c.Game == nil || (c.Game.Serve == "" && c.Game.URL == "") {
+			continue
 		}
+		key := strings.Join(strings.Fields(blk.Text), " ")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		d := docWebConfig{where: blk.where, raw: []byte(blk.Text)}
+		d.game.Serve, d.game.Cwd, d.game.URL, d.game.Command, d.game.Actions = c.Game.Serve, c.Game.Cwd, c.Game.URL, c.Game.Command, c.Game.Actions
+		out = append(out, d)
 	}
 	return out
 }
