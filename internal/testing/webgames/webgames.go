@@ -2,10 +2,9 @@
 // tests of the page driver (crosscode-mcp drives a page itself, spec
 // section 17): pickup/ is a canvas game with a requestAnimationFrame loop,
 // the keyboard, seeded pickups and window.render_game_to_text(), and the
-// faults its keys provoke; keys/ writes down every key event it gets;
-// missing/ loads what is not there;
-// phaser/ is a Phaser game (its phaser.min.js is copied beside it by the
-// test, from examples/phaser-arena's npm packages).
+// faults its keys provoke; phaser/ is a Phaser game (its phaser.min.js
+// is copied beside it by the test, from examples/phaser-arena's npm
+// packages).
 package webgames
 
 import (
