@@ -87,7 +87,7 @@ func TestPageDriverKeys(t *testing.T) {
 		got := pageKeyEvents(t, s)
 		for i := range max(len(got), len(want)) {
 			if i >= len(got) || i >= len(want) || got[i] != want[i] {
-				t.Errorf("key event %d of %s..%s:\n got %+v\nwant %+v", i, batch[0].Code, batch[len(batch)-1].Code, at(got, i), at(want, i))
+				t.Errorf("key event %d of %s..%s:\n got %+v\nwant %+v", i, batch[0].Code, batch[len(batch)-1].Code, keyAt(got, i), keyAt(want, i))
 				break
 			}
 		}
@@ -107,7 +107,7 @@ func TestPageDriverKeys(t *testing.T) {
 	}
 }
 
-func at(evs []keyEvent, i int) any {
+func keyAt(evs []keyEvent, i int) any {
 	if i < len(evs) {
 		return evs[i]
 	}

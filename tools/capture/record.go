@@ -22,7 +22,7 @@ type startRecordingOut struct {
 	OpView
 	// Actions are the game's actions, for step_game (agent control).
 	Actions []cappy.ActionView `json:"actions,omitempty"`
-	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More button actions by name; A..B: each from A to B."`
+	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More buttons by name; A..B: all from A to B."`
 	// T and SimT: where the paused game stands (agent control).
 	T    *float64 `json:"t,omitempty"`
 	SimT *float64 `json:"simT,omitempty"`
