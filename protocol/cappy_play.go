@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Agent play: the agent holds the controller, an extension of the adapter
@@ -60,6 +61,7 @@ var ActionKinds = []string{ActionButton, ActionAxis, ActionAxis2D, ActionPointer
 // Limits of agent play.
 const (
 	MaxActions          = 256       // actions an adapter declares
+	maxNamesListed      = 24        // actions an unknown action's error lists
 	MaxActionNameBytes  = 128       // an action's name
 	MaxActionDescBytes  = 1024      // an action's description
 	MaxStepActions      = 64        // action inputs in one step
@@ -290,7 +292,14 @@ func CheckActionInput(field string, in ActionInput, actions []Action) error {
 			for _, a := range actions {
 				names = append(names, a.Name)
 			}
-			return fieldErr(field+".name", "unknown action %q; the game's actions are %v", in.Name, names)
+			hint := ""
+			if near := NearNames(in.Name, names, 3); len(near) > 0 {
+				hint = " (did you mean " + strings.Join(near, ", ") + "?)"
+			}
+			if len(names) > maxNamesListed {
+				return fieldErr(field+".name", "unknown action %q%s; the game has %d actions (start_recording lists them)", in.Name, hint, len(names))
+			}
+			return fieldErr(field+".name", "unknown action %q%s; the game's actions are %v", in.Name, hint, names)
 		}
 		kind = actions[i].Kind
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/cdproto/inspector"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -102,6 +103,9 @@ type BrowserLauncher struct {
 	// GameID names the game in the page driver's hello; Version is
 	// crosscode-mcp's.
 	GameID, Version string
+	// Actions are the keys and "pointer" the page driver offers
+	// (game.actions; nil: all).
+	Actions []string
 
 	mu       sync.Mutex
 	log      *cappedLog
@@ -234,7 +238,7 @@ func (b *BrowserLauncher) Start(endpoint, token string) error {
 		b.driving.Store(true)
 		b.logf("--- %s: crosscode-mcp drives the page (no adapter code): %s", time.Now().Format(time.RFC3339), pageURL)
 		err := runPageDriver(tctx, pageDriverConfig{Browser: tctx, URL: pageURL, Game: b.GameID, Version: b.Version,
-			Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
+			Actions: b.Actions, Endpoint: endpoint, Token: token, Logger: b.Logger, Logf: b.logf, Kill: died, Dying: run.dying})
 		if tctx.Err() == nil {
 			// Without its driver the browser is of no use: the next launch
 			// starts afresh.
@@ -332,7 +336,8 @@ func (b *BrowserLauncher) startBrowser(exe, pageURL string) (*browserRun, contex
 	}
 	cancel := run.cancel
 	run.died = died
-	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died) }); err != nil {
+	loads := newLoadWatch() // the page's failed loads, told in the log as the page driver's pages tell them
+	if err := chromedp.Listen(tctx, func(ev any) { b.event(ev, died, loads) }); err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("browser: %w", err)
 	}
@@ -497,19 +502,23 @@ const browserStartWait = 30 * time.Second
 // maxConsoleLine caps one console line in the log.
 const maxConsoleLine = 4 << 10
 
-// event writes console messages and uncaught errors to the log and
-// notices a crashed page. It runs on the tab's event loop: it must not
-// block.
-func (b *BrowserLauncher) event(ev any, died func(string)) {
+// event writes console messages, uncaught errors and failed loads to the
+// log and notices a crashed page. It runs on the tab's event loop: it
+// must not block.
+func (b *BrowserLauncher) event(ev any, died func(string), loads *loadWatch) {
 	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent, *network.EventResponseReceived, *network.EventLoadingFailed, *network.EventLoadingFinished:
+		if f := loads.event(ev); f != nil {
+			loads.logged(f, b.logf)
+		}
 	case *runtime.EventConsoleAPICalled:
 		b.logf("%s", consoleLine(e))
 	case *runtime.EventExceptionThrown:
 		b.logf("%s", uncaughtLine(e))
 	case *cdplog.EventEntryAdded:
 		// Errors only: the warnings are Chromium's (software WebGL and
-		// the like), not the game's.
-		if e.Entry.Level == cdplog.EntryLevelError {
+		// the like), not the game's; failed loads have their own line.
+		if e.Entry.Level == cdplog.EntryLevelError && !(e.Entry.Source == cdplog.EntrySourceNetwork && strings.HasPrefix(e.Entry.Text, "Failed to load resource")) {
 			b.logf("[browser.error] %s %s", capLine(e.Entry.Text), noFragment(e.Entry.URL))
 		}
 	case *inspector.EventTargetCrashed:

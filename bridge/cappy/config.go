@@ -170,6 +170,10 @@ type GameConfig struct {
 	// (the default: the page's own adapter when one says hello within 5 s
 	// of the load, else the page driver).
 	Adapter string `json:"adapter,omitempty"`
+	// Actions are the keys (by KeyboardEvent.code) and "pointer" that the
+	// page driver offers the agent for a web game it drives; absent: every
+	// key and the pointer.
+	Actions []string `json:"actions,omitempty"`
 }
 
 // Who drives a web game (GameConfig.Adapter).
@@ -220,12 +224,14 @@ func (c *CaptureConfig) Validate() error {
 		switch {
 		case !g.Web() && len(g.Command) == 0:
 			return errors.New("game.command: give the program and its arguments, e.g. [\"godot\", \"--path\", \".\"]; for a web game, game.url or game.serve")
-		case !g.Web() && (g.Browser != "" || g.Headed || g.Adapter != ""):
-			return errors.New("game.browser, game.headed and game.adapter are for a web game: give game.url or game.serve")
+		case !g.Web() && (g.Browser != "" || g.Headed || g.Adapter != "" || g.Actions != nil):
+			return errors.New("game.browser, game.headed, game.adapter and game.actions are for a web game: give game.url or game.serve")
 		case g.Adapter != "" && g.Adapter != AdapterAuto && g.Adapter != AdapterPage:
 			return fmt.Errorf("game.adapter: %q (crosscode-mcp drives the page itself) or %q (the page's own adapter if it has one, else the page driver), not %q", AdapterPage, AdapterAuto, g.Adapter)
 		case g.Web() && g.Serve == "" && len(g.Command) == 0 && g.URL != "" && !strings.Contains(g.URL, "://"):
 			return fmt.Errorf("game.url %q: a path needs game.serve; otherwise give the full http:// URL", g.URL)
+		case g.Web() && CheckPageActions(g.Actions) != nil:
+			return CheckPageActions(g.Actions)
 		case g.Web():
 			base := ""
 			if g.Serve != "" {

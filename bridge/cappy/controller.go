@@ -295,10 +295,10 @@ func (c *Controller) WaitAdapter(ctx context.Context) (*Adapter, error) {
 }
 
 // Rejection is a handshake the controller refused: its reject code and
-// message, and when.
+// message, the adapter's name when its hello said it, and when.
 type Rejection struct {
-	Code, Message string
-	At            time.Time
+	Code, Message, Adapter string
+	At                     time.Time
 }
 
 // Rejected returns the latest refused handshake (nil if none) and a
@@ -310,10 +310,10 @@ func (c *Controller) Rejected() (*Rejection, <-chan struct{}) {
 	return c.rejection, c.rejected
 }
 
-func (c *Controller) noteRejection(code, msg string) {
-	c.log.Warn("adapter refused", "code", code, "message", msg)
+func (c *Controller) noteRejection(code, msg, adapter string) {
+	c.log.Warn("adapter refused", "code", code, "message", msg, "adapter", adapter)
 	c.mu.Lock()
-	c.rejection = &Rejection{Code: code, Message: msg, At: time.Now()}
+	c.rejection = &Rejection{Code: code, Message: msg, Adapter: adapter, At: time.Now()}
 	close(c.rejected)
 	c.rejected = make(chan struct{})
 	c.mu.Unlock()
@@ -483,8 +483,9 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 	}()
 	a := &adapterConn{ws: ws, gone: make(chan struct{})}
 	defer close(a.gone)
+	adapter := "" // the adapter's name, once its hello says it
 	reject := func(code, msg string) {
-		c.noteRejection(code, msg)
+		c.noteRejection(code, msg, adapter)
 		a.send(ctx, protocol.Reject{Type: "reject", Code: code, Message: msg})
 		ws.Close(websocket.StatusPolicyViolation, code)
 	}
@@ -515,19 +516,10 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		return
 	}
 	h := msg.Hello
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(c.token)) != 1 {
-		reject(protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)")
+	adapter = h.Adapter.Name
+	if code, why := checkHello(h, c.token, c.cfg.RequiredCapabilities); code != "" {
+		reject(code, why)
 		return
-	}
-	if h.Protocol.Min > protocol.CappyProtocolVersion || h.Protocol.Max < protocol.CappyProtocolVersion {
-		reject(protocol.CappyVersionIncompatible, fmt.Sprintf("the controller speaks protocol %d; the adapter %d..%d", protocol.CappyProtocolVersion, h.Protocol.Min, h.Protocol.Max))
-		return
-	}
-	for _, need := range c.cfg.RequiredCapabilities {
-		if !h.HasCapability(need) {
-			reject(protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need)))
-			return
-		}
 	}
 	c.mu.Lock()
 	if c.conn != nil {
@@ -583,6 +575,24 @@ func (c *Controller) serveAdapter(ws *websocket.Conn) {
 		}
 		a.paused(func() { c.handle(ctx, a, msg) })
 	}
+}
+
+// checkHello is the handshake's verdict on a decoded hello, given the
+// session's token and the project's required capabilities: "" when it is
+// accepted, else the reject's code and message.
+func checkHello(h *protocol.Hello, token string, required []string) (code, msg string) {
+	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(token)) != 1 {
+		return protocol.CappyUnauthenticated, "wrong session token (use CAPPY_SESSION_TOKEN)"
+	}
+	if h.Protocol.Min > protocol.CappyProtocolVersion || h.Protocol.Max < protocol.CappyProtocolVersion {
+		return protocol.CappyVersionIncompatible, fmt.Sprintf("the controller speaks protocol %d; the adapter %d..%d", protocol.CappyProtocolVersion, h.Protocol.Min, h.Protocol.Max)
+	}
+	for _, need := range required {
+		if !h.HasCapability(need) {
+			return protocol.CappyCapabilityMissing, fmt.Sprintf("the project requires capability %q (requiredCapabilities in the capture config), which the game's adapter does not advertise. To add it: %s", need, capabilityFix(h, need))
+		}
+	}
+	return "", ""
 }
 
 // opOf digs the op out of a message that did not decode.

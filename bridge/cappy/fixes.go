@@ -2,6 +2,7 @@ package cappy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
@@ -57,6 +58,8 @@ func capabilityFix(h *protocol.Hello, c string) string {
 		name, version = h.Adapter.Name, h.Adapter.Version
 	}
 	switch name {
+	case PageAdapterName:
+		return fmt.Sprintf("crosscode-mcp's page driver, which drives a web game with no adapter code, offers %s and not %q: take %q out of requiredCapabilities, or wire the game with the JavaScript adapter (docs/js-adapter.md) under game.adapter \"auto\"", strings.Join(pageCapabilities, ", "), c, c)
 	case godotAdapter:
 		if fix, ok := godotFixes[c]; ok {
 			return fix

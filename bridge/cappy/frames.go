@@ -32,14 +32,15 @@ const (
 // frameState is an operation's frames: what was asked, the rate bucket,
 // and what was kept and dropped. Guarded by Operation.mu.
 type frameState struct {
-	req    *protocol.FramesRequest
-	tokens float64 // the rate bucket, in frames
-	lastT  float64 // of the last frame taken
-	taken  bool    // a frame was taken (lastT means something)
-	bytes  int64   // kept or queued
-	drops  store.FrameDrops
-	queue  chan frameJob
-	done   chan struct{} // closed when the writer has indexed the last frame
+	req       *protocol.FramesRequest
+	stepsOnly bool    // only each step's picture is kept (Request.Frames FPS 0)
+	tokens    float64 // the rate bucket, in frames
+	lastT     float64 // of the last frame taken
+	taken     bool    // a frame was taken (lastT means something)
+	bytes     int64   // kept or queued
+	drops     store.FrameDrops
+	queue     chan frameJob
+	done      chan struct{} // closed when the writer has indexed the last frame
 }
 
 type frameJob struct {
@@ -84,13 +85,20 @@ func (o *Operation) frame(ctx context.Context, c *Controller, a *adapterConn, f 
 		c.violation(ctx, a, o.ID, code, violation)
 		return
 	}
+	stepPicture := o.stepFrame(f) // one per step, whatever the rate
+	if fs.stepsOnly && !stepPicture {
+		// Asked of the adapter only for the steps' pictures: neither
+		// kept nor counted as dropped.
+		fs.lastT, fs.taken = f.T, true
+		o.mu.Unlock()
+		return
+	}
 	// The bucket fills at twice the asked rate on the presented clock.
 	if fs.taken {
 		fs.tokens = min(frameBurst(fs.req.FPS), fs.tokens+(f.T-fs.lastT)/1000*2*fs.req.FPS)
 	}
 	fs.lastT, fs.taken = f.T, true
 	size := int64(len(f.Data))
-	stepPicture := o.stepFrame(f) // one per step, whatever the rate
 	switch {
 	case fs.tokens < 1 && !stepPicture:
 		fs.drops.Rate++
@@ -200,10 +208,11 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// startFrames sets an operation up to take the frames of req; o.mu is held.
-func (c *Controller) startFrames(o *Operation, req *protocol.FramesRequest) {
+// startFrames sets an operation up to take the frames of req (with
+// stepsOnly, only its steps' pictures); o.mu is held.
+func (c *Controller) startFrames(o *Operation, req *protocol.FramesRequest, stepsOnly bool) {
 	q, done := make(chan frameJob, frameQueue), make(chan struct{})
-	o.frames = frameState{req: req, tokens: frameBurst(req.FPS), queue: q, done: done}
+	o.frames = frameState{req: req, stepsOnly: stepsOnly, tokens: frameBurst(req.FPS), queue: q, done: done}
 	go c.frameWriter(o, q, done)
 }
 

@@ -413,7 +413,10 @@ type Request struct {
 	ReplayOf     string        // the recording a replay replays
 	Timeout      time.Duration // default 10 minutes
 	// Frames asks for frames; it reaches the adapter only if it
-	// advertised protocol.CapFrames (see Operation.FramesAsked).
+	// advertised protocol.CapFrames (see Operation.FramesAsked). FPS 0 in
+	// an agent-controlled recording asks for no frames at a rate but for
+	// each step's picture (the adapter is asked at protocol.MinFrameFPS,
+	// and only its step frames are kept); elsewhere it asks for none.
 	Frames *protocol.FramesRequest
 	// OnEvent, if set, listens from the first event on (see Operation.Listen).
 	OnEvent func(store.CaptureEvent)
@@ -483,11 +486,15 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		o.Seed = &seed
 	}
 	var frames *protocol.FramesRequest
-	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) {
-		if err := r.Frames.Validate(); err != nil {
+	stepsOnly := false
+	if r.Frames != nil && a.hello.HasCapability(protocol.CapFrames) && (r.Frames.FPS != 0 || r.Control == ControlAgent) {
+		fr := *r.Frames
+		if stepsOnly = fr.FPS == 0; stepsOnly {
+			fr.FPS = protocol.MinFrameFPS
+		}
+		if err := fr.Validate(); err != nil {
 			return nil, errorf(protocol.CappyInvalidParameters, "%v", err)
 		}
-		fr := *r.Frames
 		fr.Formats = slices.Clone(fr.Formats)
 		frames = &fr
 	}
@@ -548,7 +555,11 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 		capt.ReplaySHA = r.Replay.SHA256
 	}
 	if frames != nil {
-		capt.FramesRequest, _ = json.Marshal(frames)
+		kept := *frames
+		if stepsOnly {
+			kept.FPS = 0 // the recording's rate: none
+		}
+		capt.FramesRequest, _ = json.Marshal(kept)
 	}
 	// Published as active and stored under stateMu: whoever finishes the
 	// operation (a cancel, a disconnect, Close) does so once its capture
@@ -592,7 +603,7 @@ func (c *Controller) Start(ctx context.Context, r Request) (*Operation, error) {
 			c.abort(o, StatusFailed, protocol.CappyOperationTimeout, fmt.Sprintf("the operation outlived its timeout of %s", timeout))
 		})
 		if frames != nil {
-			c.startFrames(o, frames)
+			c.startFrames(o, frames, stepsOnly)
 		}
 	}
 	o.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +47,9 @@ type pageDriverConfig struct {
 	Token    string
 	Logger   *slog.Logger
 	Logf     func(format string, args ...any) // the game's log
+	// Actions are the keys (by KeyboardEvent.code) and "pointer" the
+	// game takes (game.actions); nil: every key and the pointer.
+	Actions []string
 	// Kill ends the browser (a hung or misbehaving page); the driver's
 	// connection ends with it. Dying, called first, marks the browser as
 	// no longer running, before the operation's failure is told.
@@ -125,11 +127,9 @@ func runPageDriver(ctx context.Context, cfg pageDriverConfig) error {
 	ws.SetReadLimit(protocol.CappyMaxMessageBytes)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	d := &pageDriver{cfg: cfg, ws: ws, ctx: ctx, work: make(chan any, 64), actions: pageActions()}
+	d := &pageDriver{cfg: cfg, ws: ws, ctx: ctx, work: make(chan any, 64), actions: pageActions(cfg.Actions)}
 	defer d.closeTabs()
-	if err := d.send(protocol.Hello{Type: "hello", Protocol: protocol.VersionRange{Min: 1, Max: 1}, Token: cfg.Token,
-		Adapter: protocol.NameVersion{Name: PageAdapterName, Version: cfg.Version}, Game: protocol.GameInfo{ID: cfg.Game, Name: cfg.Game},
-		Capabilities: pageCapabilities}); err != nil {
+	if err := d.send(pageHello(cfg.Game, cfg.Version, cfg.Token)); err != nil {
 		return err
 	}
 	go d.worker()
@@ -185,6 +185,33 @@ func runPageDriver(ctx context.Context, cfg pageDriverConfig) error {
 			return nil
 		}
 	}
+}
+
+// pageHello is the page driver's hello.
+func pageHello(game, version, token string) protocol.Hello {
+	return protocol.Hello{Type: "hello", Protocol: protocol.VersionRange{Min: 1, Max: 1}, Token: token,
+		Adapter: protocol.NameVersion{Name: PageAdapterName, Version: version}, Game: protocol.GameInfo{ID: game, Name: game},
+		Capabilities: pageCapabilities}
+}
+
+// CheckPageDriver says whether the controller would take the page
+// driver's hello for the web game w under the capture config cfg, as the
+// launcher would send it: nil, or the refusal (an *Error with the reject's
+// code and message).
+func CheckPageDriver(w *WebGame, cfg *CaptureConfig, version string) error {
+	const token = "doctor"
+	b, err := json.Marshal(pageHello(w.ID, version, token))
+	if err != nil {
+		return err
+	}
+	msg, err := protocol.DecodeAdapterMessage(b)
+	if err != nil {
+		return errorf(protocol.CappyInvalidMessage, "hello: %v", err)
+	}
+	if code, why := checkHello(msg.Hello, token, cfg.RequiredCapabilities); code != "" {
+		return errorf(code, "%s", why)
+	}
+	return nil
 }
 
 func (d *pageDriver) send(v any) error {
@@ -616,7 +643,7 @@ func decodePageReplay(p *protocol.ReplayPayload) (*pageReplay, error) {
 			return nil, fmt.Errorf("the replay's step %d has ms %v", i, s.Ms)
 		}
 		for j, a := range s.Inputs {
-			if err := protocol.CheckActionInput(fmt.Sprintf("steps[%d].inputs[%d]", i, j), a, pageActions()); err != nil {
+			if err := protocol.CheckActionInput(fmt.Sprintf("steps[%d].inputs[%d]", i, j), a, pageActions(nil)); err != nil {
 				return nil, err
 			}
 		}
@@ -720,24 +747,4 @@ func trimQuery(q string) string {
 		return q[:80] + "…"
 	}
 	return q
-}
-
-// pageGameID names a web game in hello: its served directory's or its
-// page's last path element, else its host.
-func pageGameID(serve, pageURL string) string {
-	if serve != "" {
-		if b := path.Base(strings.ReplaceAll(serve, "\\", "/")); b != "." && b != "/" && b != "dist" && b != "build" && b != "public" {
-			return b
-		}
-		if b := path.Base(path.Dir(strings.ReplaceAll(serve, "\\", "/"))); b != "." && b != "/" {
-			return b
-		}
-	}
-	if u, err := url.Parse(pageURL); err == nil {
-		if b := path.Base(u.Path); b != "." && b != "/" && b != "" {
-			return strings.TrimSuffix(b, path.Ext(b))
-		}
-		return u.Host
-	}
-	return "web-game"
 }

@@ -12,6 +12,7 @@ import (
 	"image"
 	_ "image/jpeg" // frame sizes
 	_ "image/png"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,10 +21,12 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/crosscode/crosscode-mcp/internal/sanitize"
 	"github.com/crosscode/crosscode-mcp/protocol"
 )
 
@@ -104,8 +107,10 @@ type pageTab struct {
 	url    string
 	logf   func(string, ...any) // the game's log
 
+	loads    *loadWatch
 	mu       sync.Mutex
-	fault    *pageFault // set by the event listener
+	fault    *pageFault    // set by the event listener
+	failed   []loadFailure // failed loads not yet reported
 	loaded   chan struct{}
 	loadOnce sync.Once
 	keys     map[string]bool // keys held down
@@ -121,7 +126,7 @@ type pageTab struct {
 func openPageTab(browser context.Context, url string, seed int64, width, height int64, logf func(string, ...any)) (*pageTab, error) {
 	var rnd [12]byte
 	rand.Read(rnd[:])
-	t := &pageTab{name: "__cappy_" + hex.EncodeToString(rnd[:]), width: width, height: height, url: url, loaded: make(chan struct{}), keys: map[string]bool{}, logf: logf}
+	t := &pageTab{name: "__cappy_" + hex.EncodeToString(rnd[:]), width: width, height: height, url: url, loaded: make(chan struct{}), keys: map[string]bool{}, logf: logf, loads: newLoadWatch()}
 	t.mouse.pressed = map[string]bool{}
 	t.ctx, t.cancel = chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	ok := false
@@ -208,7 +213,44 @@ func (t *pageTab) event(ev any) {
 		t.setFault(CodePageCrashed, "the page crashed")
 	case *inspector.EventDetached:
 		t.setFault(CodePageCrashed, "the page was detached: "+e.Reason)
+	case *network.EventRequestWillBeSent, *network.EventResponseReceived, *network.EventLoadingFailed, *network.EventLoadingFinished:
+		f := t.loads.event(ev)
+		if f == nil {
+			return
+		}
+		t.mu.Lock()
+		t.failed = append(t.failed, *f)
+		t.mu.Unlock()
+		if f.Type == string(network.ResourceTypeDocument) && f.URL == sanitize.Line(noFragment(t.url), maxLoadURL) {
+			t.setFault(CodePageLoadFailed, fmt.Sprintf("the game's page %s: %s (check game.url and game.serve; crosscode-mcp doctor names the file it opens)", f.URL, f.Reason))
+		}
 	}
+}
+
+// loadReports are the failed loads not yet reported, as LOAD_FAILED at
+// page time now, within the page's limit, each also told in the log.
+func (t *pageTab) loadReports(now float64) []pageReport {
+	t.mu.Lock()
+	failed := t.failed
+	t.failed = nil
+	t.mu.Unlock()
+	// In the order of their URLs: loads that end together in real time
+	// end in any order, and a replay must tell the same ones in the same
+	// order.
+	slices.SortFunc(failed, func(a, b loadFailure) int { return strings.Compare(a.URL, b.URL) })
+	out := make([]pageReport, 0, len(failed))
+	for i := range failed {
+		f := &failed[i]
+		tell, capNow := t.loads.limit.admit() // the tab's loop alone drains
+		switch {
+		case tell:
+			t.logf("%s", f.line())
+			out = append(out, pageReport{T: now, Event: EventLoadFailed, Payload: f.payload()})
+		case capNow:
+			t.logf("%s", loadCapLine)
+		}
+	}
+	return out
 }
 
 func (t *pageTab) setFault(code, msg string) {
@@ -328,12 +370,17 @@ func (t *pageTab) advance(to float64) (*pageState, error) {
 		all.Reports = append(all.Reports, st.Reports...)
 		all.Dropped += st.Dropped
 		if st.Fault != nil {
+			all.Reports = append(all.Reports, t.loadReports(st.Now)...)
 			return &all, st.Fault
 		}
 		if st.Pending > 0 {
-			if err := t.settle(); err != nil {
-				return &all, err
-			}
+			err = t.settle()
+		}
+		// The loads end in real time while the page's time holds, before
+		// the next frame: what failed by now failed at this page time.
+		all.Reports = append(all.Reports, t.loadReports(st.Now)...)
+		if err != nil {
+			return &all, err
 		}
 		if st.Now >= to-1e-6 && st.Pending == 0 {
 			return &all, nil

@@ -427,3 +427,49 @@ func TestInspectPreviewFits(t *testing.T) {
 		}
 	}
 }
+
+// TestStepPicturesAtFramesZero: frames 0 is the recording's rate, not its
+// steps' pictures. An agent-controlled recording asked for frames at 0
+// asks the adapter for frames (at the lowest rate the protocol has, so
+// every adapter sends its step pictures as it does today), keeps each
+// step's picture (stored, counted), and drops the rate's frames without a
+// word; it is stored as asked at 0 fps. A scenario at 0 asks for none.
+func TestStepPicturesAtFramesZero(t *testing.T) {
+	e := newEnv(t, nil)
+	zero := framesReq()
+	zero.FPS = 0
+	a, o := agentRecording(t, e, zero)
+	if fr := o.FramesAsked(); fr == nil || fr.FPS != protocol.MinFrameFPS {
+		t.Fatalf("asked of the adapter: %+v", fr)
+	}
+	img := picture(t, protocol.MimeJPEG, 64, 36, color.RGBA{10, 200, 10, 255})
+	for i, ms := range []float64{0, 500} {
+		ch := stepAsync(e, o, nil, ms)
+		s := a.expect(t, "step")
+		a.send(t, frameMsg(o.ID, ms, protocol.MimeJPEG, 64, 36, img)) // a rate frame
+		step := frameMsg(o.ID, ms, protocol.MimeJPEG, 64, 36, img)
+		step["reason"] = "step"
+		a.send(t, step)
+		a.send(t, map[string]any{"type": "stepped", "op": o.ID, "id": s.str("id"), "t": ms, "simT": ms})
+		if r := recvStep(t, ch); r.err != nil || r.res.Frame == nil || r.res.Frame.Reason != "step" {
+			t.Fatalf("step %d at frames 0: %+v %v", i, r.res, r.err)
+		}
+	}
+	e.ctrl.Cancel(o)
+	wantOutcome(t, e, o, StatusCancelled, protocol.CappyOperationCancelled)
+	fs := storedFrames(t, e, o.ID)
+	c, _ := e.st.Capture(context.Background(), o.ID)
+	var req protocol.FramesRequest
+	if len(fs) != 2 || fs[0].Reason != "step" || fs[1].Reason != "step" || c.FramesDropped.Total() != 0 || json.Unmarshal(c.FramesRequest, &req) != nil || req.FPS != 0 {
+		t.Fatalf("stored %+v, dropped %+v, asked %s", fs, c.FramesDropped, c.FramesRequest)
+	}
+
+	// A scenario at frames 0 asks for none.
+	a.expect(t, "cancel")
+	r := scenarioReq()
+	r.Frames = zero
+	so := start(t, e, r)
+	if p := a.expect(t, "prepare_scenario"); p.M["frames"] != nil || so.FramesAsked() != nil {
+		t.Fatalf("a scenario at frames 0 asked for frames: %s", p.Raw)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -174,12 +175,77 @@ type ActionView struct {
 	Description string `json:"description,omitempty"`
 }
 
-// ActionViews are the connected game's actions, sanitized.
-func (s *Service) ActionViews() []ActionView {
+// compactButtons is how many buttons without a description a game may
+// declare before ActionList names them compactly.
+const compactButtons = 16
+
+// ActionList is the connected game's actions as an agent sees them,
+// sanitized: one by one, but for a game that declares more than
+// compactButtons buttons without a description (the page driver's
+// keyboard), which come apart in buttons, by name alone, a run of names
+// that count up (KeyA, KeyB, ... KeyZ; F1 ... F24) as "first..last".
+func (s *Service) ActionList() (views []ActionView, buttons []string) {
 	acts := s.Controller.Actions()
-	out := make([]ActionView, 0, len(acts))
+	plain := 0
 	for _, a := range acts {
-		out = append(out, ActionView{Name: a.Name, Kind: a.Kind, Description: strings.TrimSpace(sanitize.Line(a.Description, 300))})
+		if a.Kind == protocol.ActionButton && strings.TrimSpace(a.Description) == "" {
+			plain++
+		}
+	}
+	views = make([]ActionView, 0, len(acts))
+	var names []string
+	for _, a := range acts {
+		if plain > compactButtons && a.Kind == protocol.ActionButton && strings.TrimSpace(a.Description) == "" {
+			names = append(names, sanitize.Line(a.Name, 128))
+			continue
+		}
+		views = append(views, ActionView{Name: a.Name, Kind: a.Kind, Description: strings.TrimSpace(sanitize.Line(a.Description, 300))})
+	}
+	return views, compactNames(names)
+}
+
+// compactNames writes each run of three or more names that count up (the
+// same start, then one letter or a number, each one more than the last)
+// as "first..last".
+func compactNames(names []string) []string {
+	var out []string
+	for i := 0; i < len(names); {
+		j := i + 1
+		for j < len(names) && nextName(names[j-1], names[j]) {
+			j++
+		}
+		if j-i >= 3 {
+			out = append(out, names[i]+".."+names[j-1])
+		} else {
+			out = append(out, names[i:j]...)
+		}
+		i = j
 	}
 	return out
+}
+
+// nextName reports whether b follows a: the same start, then the next
+// letter (KeyA, KeyB) or the next number (F9, F10).
+func nextName(a, b string) bool {
+	pa, na, la := splitCount(a)
+	pb, nb, lb := splitCount(b)
+	return na >= 0 && pa == pb && la == lb && nb == na+1
+}
+
+// splitCount splits a name into its start and its counting end: a number
+// (of up to three digits), or an uppercase letter (letter true); n is -1
+// when it has neither.
+func splitCount(s string) (start string, n int, letter bool) {
+	i := len(s)
+	for i > 0 && len(s)-i < 3 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	switch {
+	case i < len(s) && i > 0:
+		n, _ = strconv.Atoi(s[i:])
+		return s[:i], n, false
+	case len(s) > 1 && s[len(s)-1] >= 'A' && s[len(s)-1] <= 'Z':
+		return s[:len(s)-1], int(s[len(s)-1]), true
+	}
+	return s, -1, false
 }

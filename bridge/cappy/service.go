@@ -25,6 +25,8 @@ type Service struct {
 	Launcher     GameLauncher // nil when there is no game to launch
 	Config       *CaptureConfig
 	Store        *store.Store
+	refusedMu    sync.Mutex
+	refused      *Error // the page driver's lasting refusal (see refusal)
 	log          *slog.Logger
 	endpointFile string
 	freshMu      sync.Mutex // one EnsureFresh at a time
@@ -108,24 +110,16 @@ func NewService(ctx context.Context, sc ServiceConfig) (*Service, error) {
 	if len(cmd) == 0 && game != nil {
 		cmd, env = game.Command, game.Env
 		if game.Cwd != "" {
-			dir = game.Cwd
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(sc.GameDir, dir)
-			}
+			dir = game.Dir(sc.GameDir)
 		}
 	}
 	s.gameCommand = cmd
 	logPath := filepath.Join(sc.Data, "game.log")
 	switch {
 	case len(sc.GameCommand) == 0 && game.Web():
-		b := &BrowserLauncher{URL: game.URL, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
-			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: pageGameID(game.Serve, game.URL), Version: sc.Version}
-		if game.Serve != "" {
-			b.Serve = game.Serve
-			if !filepath.IsAbs(b.Serve) {
-				b.Serve = filepath.Join(dir, b.Serve)
-			}
-		}
+		w := ResolveWebGame(game, sc.GameDir)
+		b := &BrowserLauncher{URL: w.URL, Serve: w.Serve, Browser: game.Browser, Headed: game.Headed, LogPath: logPath, Allow: ctrl.AllowOrigin, Logger: sc.Logger,
+			Adapter: game.AdapterMode(), Connected: func() bool { return ctrl.Connected() != nil }, GameID: w.ID, Actions: game.Actions, Version: sc.Version}
 		if len(cmd) > 0 {
 			b.Server = &Launcher{Command: cmd, Dir: dir, Env: env, LogPath: logPath}
 		}
@@ -187,6 +181,12 @@ func (s *Service) FramesRequest(fps float64) *protocol.FramesRequest {
 	return &protocol.FramesRequest{FPS: fps, MaxWidth: s.Config.Frames.MaxWidthOrDefault(), Formats: slices.Clone(protocol.FrameMimes)}
 }
 
+// StepPictures is the frames to ask for in an agent-controlled recording
+// at frames 0: none at a rate, each step's picture (Request.Frames).
+func (s *Service) StepPictures() *protocol.FramesRequest {
+	return &protocol.FramesRequest{FPS: 0, MaxWidth: s.Config.Frames.MaxWidthOrDefault(), Formats: slices.Clone(protocol.FrameMimes)}
+}
+
 // EndpointFile is where the endpoint and token were written for a game the
 // user starts themselves ("" when the controller launches the game).
 func (s *Service) EndpointFile() string { return s.endpointFile }
@@ -212,6 +212,12 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+	}
+	s.refusedMu.Lock()
+	refused := s.refused
+	s.refusedMu.Unlock()
+	if refused != nil {
+		return nil, refused
 	}
 	if s.Launcher == nil {
 		return nil, errorf(protocol.CappyAdapterDisconnected,
@@ -248,7 +254,7 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 	cause := context.Cause(gctx)
 	if r, _ := s.Controller.Rejected(); r != nil && (cause == errRejected || cause == errExited) && r.At.After(info.Started) {
 		// Refused (a game often exits after its reject: the reject says more).
-		return nil, errorf(r.Code, "the game's adapter was refused: %s%s", r.Message, tail)
+		return nil, s.refusal(r, tail)
 	}
 	switch {
 	case cause == errExited:
@@ -303,6 +309,27 @@ func opsOf(a *Adapter) int {
 		return 0
 	}
 	return a.Operations
+}
+
+// refusal is the error of a refused handshake. The page driver's hello
+// comes from the capture config alone: in page mode its refusal (unless
+// another adapter held the controller) would come back at every launch,
+// so it is kept, and later calls answer it without launching the browser.
+func (s *Service) refusal(r *Rejection, tail string) error {
+	if r.Adapter != PageAdapterName {
+		return errorf(r.Code, "the game's adapter was refused: %s%s", r.Message, tail)
+	}
+	if b, ok := s.Launcher.(*BrowserLauncher); !ok || b.Adapter != AdapterPage {
+		return errorf(r.Code, "no adapter of the page's own said hello within %s of its load, and crosscode-mcp's page driver, which then drives it, was refused: %s%s", PageAdapterWait, r.Message, tail)
+	}
+	if r.Code == protocol.CappyOperationBusy {
+		return errorf(r.Code, "crosscode-mcp's page driver was refused: %s", r.Message)
+	}
+	e := errorf(r.Code, "crosscode-mcp's page driver (game.adapter \"page\") was refused: %s. It says hello from the capture config alone, so every launch would be refused the same: no browser is launched again until the MCP server starts with a changed capture config (crosscode-mcp doctor checks it)", r.Message)
+	s.refusedMu.Lock()
+	s.refused = e
+	s.refusedMu.Unlock()
+	return e
 }
 
 var (

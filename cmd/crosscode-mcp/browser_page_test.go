@@ -38,15 +38,20 @@ func TestBrowserPageDriver(t *testing.T) {
 	if res.IsError || rec["status"] != "running" || rec["seed"] != 42.0 || rec["t"] != 0.0 {
 		t.Fatalf("start_recording: %v %s", rec, resultText(res))
 	}
+	// The pointer as an action, and every key by name, compactly: the
+	// answer stays small (it was 7 KB with one described action a key).
 	var names []string
 	for _, x := range rec["actions"].([]any) {
 		names = append(names, x.(map[string]any)["name"].(string))
 	}
-	all := strings.Join(names, " ")
-	for _, want := range []string{"ArrowLeft", "KeyA", "Space", "Enter", "Digit1", "pointer"} {
-		if !strings.Contains(all, want) {
-			t.Fatalf("the actions lack %s: %s", want, all)
+	buttons := fmt.Sprint(rec["buttons"])
+	for _, want := range []string{"ArrowLeft", "KeyA..KeyZ", "Space", "Enter", "Digit0..Digit9", "NumpadEnter", "MetaLeft", "CapsLock", "IntlBackslash", "F1..F24"} {
+		if !strings.Contains(buttons, want) {
+			t.Fatalf("the buttons lack %s: %s", want, buttons)
 		}
+	}
+	if b, _ := json.Marshal(map[string]any{"actions": rec["actions"], "buttons": rec["buttons"]}); strings.Join(names, " ") != "pointer" || len(b) > 2000 {
+		t.Fatalf("the actions (%d bytes): %s", len(b), b)
 	}
 	if pics := images(res); len(pics) != 1 || pixelVariance(t, pics[0]) < 10 {
 		t.Fatalf("start_recording: %d pictures, or a blank one", len(pics))

@@ -244,7 +244,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	cc, err := cappy.LoadConfig(ccPath, optional)
 	switch {
 	case err != nil:
-		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed,adapter}, listen, requiredCapabilities, presets, allowedOrigins, frames, events"})
+		add(Check{"capture config", "fail", err.Error(), "fix the file; its fields are game{command,cwd,env,url,serve,browser,headed,adapter,actions}, listen, requiredCapabilities, presets, allowedOrigins, frames, events"})
 		cc = &cappy.CaptureConfig{}
 	case optional && cc.Game == nil && cc.Presets == nil:
 		add(Check{"capture config", "ok", "none (" + ccPath + " is optional)", ""})
@@ -255,13 +255,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	// game.command in its game.cwd, relative to the repository.
 	game, gameDir, fromConfig := strings.Fields(cfg.GameCmd), top, false
 	if len(game) == 0 && cc.Game != nil {
-		game, fromConfig = cc.Game.Command, true
-		if cc.Game.Cwd != "" {
-			gameDir = cc.Game.Cwd
-			if !filepath.IsAbs(gameDir) {
-				gameDir = filepath.Join(top, gameDir)
-			}
-		}
+		game, gameDir, fromConfig = cc.Game.Command, cc.Game.Dir(top), true
 	}
 	fix := "install it, or give its full path in game.command / --game-cmd"
 	if fromConfig {
@@ -269,7 +263,7 @@ func checkCapture(cfg mcp.Config, top, data string) []Check {
 	}
 	web := len(cfg.GameCmd) == 0 && cc.Game.Web()
 	if web {
-		out = append(out, checkWebGame(cc.Game, gameDir)...)
+		out = append(out, checkWebGame(cc, top, cfg.Version)...)
 	}
 	switch {
 	case len(game) == 0 && web:
@@ -306,8 +300,12 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// checkWebGame checks a web game's browser and served directory.
-func checkWebGame(g *cappy.GameConfig, gameDir string) []Check {
+// checkWebGame checks a web game as the launcher resolves its config
+// (cappy.ResolveWebGame, from the repository's root top): the browser,
+// the page it will open, and the page driver's hello, which the
+// controller must take.
+func checkWebGame(cc *cappy.CaptureConfig, top, version string) []Check {
+	g := cc.Game
 	var out []Check
 	exe, err := cappy.FindBrowser(g.Browser)
 	if err != nil {
@@ -326,20 +324,42 @@ func checkWebGame(g *cappy.GameConfig, gameDir string) []Check {
 			out = append(out, Check{"browser", "ok", fmt.Sprintf("%s (%s), %s", exe, strings.TrimSpace(string(v)), mode), ""})
 		}
 	}
+	w := cappy.ResolveWebGame(g, top)
 	dir := ""
-	if g.Serve != "" {
-		dir = g.Serve
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(gameDir, dir)
-		}
-		if fi, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || fi.IsDir() {
-			out = append(out, Check{"game files", "warn", dir + " has no index.html yet", "build the game (e.g. npm run build) before the first capture"})
-			dir = ""
-		} else {
-			out = append(out, Check{"game files", "ok", "serves " + dir, ""})
+	if w.Serve != "" {
+		page := w.PageFile()
+		rel, _ := filepath.Rel(w.Serve, page)
+		switch fi, err := os.Stat(page); {
+		case page == "":
+			out = append(out, Check{"game files", "ok", "serves " + w.Serve + "; the page is " + g.URL, ""})
+			dir = w.Serve
+		case err != nil || fi.IsDir():
+			out = append(out, Check{"game files", "warn", fmt.Sprintf("%s has no %s yet (the page the game opens)", w.Serve, rel),
+				"build the game (e.g. npm run build) before the first capture, or point game.url at its page (a path under game.serve)"})
+		default:
+			out = append(out, Check{"game files", "ok", fmt.Sprintf("serves %s; opens %s", w.Serve, rel), ""})
+			dir = w.Serve
 		}
 	}
+	out = append(out, checkPageDriver(cc, w, version))
 	return append(out, checkWebAdapter(g, dir))
+}
+
+// checkPageDriver checks the page driver's hello as the launcher sends it
+// for this config, against the controller's handshake.
+func checkPageDriver(cc *cappy.CaptureConfig, w *cappy.WebGame, version string) Check {
+	actions := "every key and the pointer"
+	if cc.Game.Actions != nil {
+		actions = "game.actions: " + strings.Join(cc.Game.Actions, ", ")
+	}
+	err := cappy.CheckPageDriver(w, cc, version)
+	switch {
+	case err == nil:
+		return Check{"page driver", "ok", fmt.Sprintf("says hello as the game %q, offering %s", w.ID, actions), ""}
+	case cc.Game.AdapterMode() == cappy.AdapterPage:
+		return Check{"page driver", "fail", "the controller would refuse crosscode-mcp's page driver, so every capture call would fail: " + err.Error(), "change the capture config as the message says"}
+	}
+	return Check{"page driver", "warn", "if the page's own adapter does not say hello within 5 s of its load, the controller refuses crosscode-mcp's page driver: " + err.Error(), "change the capture config as the message says, or make sure the page's adapter connects"}
 }
 
 // checkWebAdapter says who will drive a web game: the page driver (no

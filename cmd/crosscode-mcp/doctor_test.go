@@ -318,3 +318,46 @@ func TestDoctorWebGame(t *testing.T) {
 		t.Fatalf("a bad game.adapter: %+v", c)
 	}
 }
+
+// TestDoctorWebGameAsLaunched: doctor reads a web game's config as the
+// launcher does: it checks the page game.url opens (not always
+// index.html), and the page driver's hello (its game's name from the
+// served folder resolved against the repository, the controller's
+// handshake with the config's requiredCapabilities), which it fails when
+// every capture call would be refused; a misspelled game.actions is
+// refused with the nearest names.
+func TestDoctorWebGameAsLaunched(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	repo := gitRepo(t)
+	os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "dist"), 0o755)
+	os.WriteFile(filepath.Join(repo, "dist", "index-debug.html"), []byte("<!doctype html>"), 0o644)
+	doctorWith := func(config string) (doctorReport, int) {
+		t.Helper()
+		os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(config), 0o644)
+		return runDoctorJSON(t, "--repo", repo)
+	}
+	r, _ := doctorWith(`{"game": {"serve": "dist", "url": "/index-debug.html", "adapter": "page"}}`)
+	if c := r.check(t, "game files"); c.Status != "ok" || !strings.Contains(c.Detail, "opens index-debug.html") {
+		t.Fatalf("a url naming another page: %+v", c)
+	}
+	if c := r.check(t, "page driver"); c.Status != "ok" || !strings.Contains(c.Detail, `the game "mygame"`) || !strings.Contains(c.Detail, "every key and the pointer") {
+		t.Fatalf("the page driver of the README's config: %+v", c)
+	}
+	r, _ = doctorWith(`{"game": {"serve": "dist", "url": "/levels/one.html?x=1"}}`)
+	if c := r.check(t, "game files"); c.Status != "warn" || !strings.Contains(c.Detail, filepath.Join("levels", "one.html")) || c.Fix == "" {
+		t.Fatalf("a url naming a page not there: %+v", c)
+	}
+	r, code := doctorWith(`{"game": {"serve": ".", "adapter": "page", "actions": ["ArrowLeft", "Space"]}, "requiredCapabilities": ["scenarios"]}`)
+	if c := r.check(t, "page driver"); c.Status != "fail" || code != 1 || !strings.Contains(c.Detail, "CAPABILITY_MISSING") || !strings.Contains(c.Detail, "requiredCapabilities") {
+		t.Fatalf("a page driver the controller refuses: exit %d %+v", code, c)
+	}
+	r, _ = doctorWith(`{"game": {"serve": "."}, "requiredCapabilities": ["scenarios"]}`)
+	if c := r.check(t, "page driver"); c.Status != "warn" {
+		t.Fatalf("auto, where the page's adapter may drive: %+v", c)
+	}
+	r, _ = doctorWith(`{"game": {"serve": "dist", "actions": ["ArrowLeft", "Spacebar"]}}`)
+	if c := r.check(t, "capture config"); c.Status != "fail" || !strings.Contains(c.Detail, "did you mean Space") {
+		t.Fatalf("a misspelled key: %+v", c)
+	}
+}

@@ -113,3 +113,30 @@ func TestAgentPlay(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentPlayFramesZero: frames 0 is a recording's rate, and each step
+// still answers its picture (the Go adapter, the demo game): the
+// recording keeps the steps' pictures only, says so, and its replay
+// compares its pictures with them.
+func TestAgentPlayFramesZero(t *testing.T) {
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: t.TempDir(),
+		args: []string{"--toolsets", "capture", "--data", t.TempDir(), "--game-cmd", os.Args[0] + " demo-game"}})
+	rec, imgs := a.callImages("start_recording", map[string]any{"control": "agent", "frames": 0})
+	if rec["status"] != "running" || len(imgs) != 1 {
+		t.Fatalf("start_recording at frames 0: %v (%d images)", rec, len(imgs))
+	}
+	for i := range 3 {
+		if out, imgs := a.callImages("step_game", map[string]any{"ms": 500}); len(imgs) != 1 || out["pictureNote"] != nil {
+			t.Fatalf("step %d at frames 0: %v (%d images)", i, out, len(imgs))
+		}
+	}
+	stopped := a.call("stop_recording", map[string]any{"op": rec["op"]})
+	if stopped["status"] != "completed" || field(stopped, "frames", "stored") != 4.0 || field(stopped, "frames", "fps") != nil ||
+		!strings.Contains(fmt.Sprint(field(stopped, "frames", "note")), "each step's picture") {
+		t.Fatalf("stop_recording: %v", stopped["frames"])
+	}
+	rp, _ := a.callImages("replay", map[string]any{"op": rec["op"]})
+	if field(rp, "divergence", "identical") != true || field(rp, "visualDivergence", "identical") != true || field(rp, "visualDivergence", "compared").(float64) < 1 {
+		t.Fatalf("replay: %v %v", rp["divergence"], rp["visualDivergence"])
+	}
+}

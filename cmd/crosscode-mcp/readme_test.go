@@ -50,26 +50,42 @@ func readmeCommands(t *testing.T) []docCommand {
 	t.Helper()
 	var cmds []docCommand
 	seen := map[string]bool{}
+	for _, blk := range docBlocks(t, "sh") {
+		for _, line := range strings.Split(blk.Text, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") || seen[line] {
+				continue
+			}
+			seen[line] = true
+			cmds = append(cmds, docCommand{line: line, where: blk.where})
+		}
+	}
+	return cmds
+}
+
+// docBlock is a fenced block of the README or a guide, and where it is.
+type docBlock struct {
+	mddoc.Block
+	where string // file:line
+}
+
+// docBlocks are the README's and the guides' fenced blocks of lang, in
+// order.
+func docBlocks(t *testing.T, lang string) []docBlock {
+	t.Helper()
+	var out []docBlock
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(f)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, blk := range mddoc.Blocks(string(b)) {
-			if blk.Lang != "sh" {
-				continue
-			}
-			for _, line := range strings.Split(blk.Text, "\n") {
-				line = strings.TrimSpace(line)
-				if line == "" || strings.HasPrefix(line, "#") || seen[line] {
-					continue
-				}
-				seen[line] = true
-				cmds = append(cmds, docCommand{line: line, where: fmt.Sprintf("%s:%d", f, blk.Line)})
+			if blk.Lang == lang {
+				out = append(out, docBlock{blk, fmt.Sprintf("%s:%d", f, blk.Line)})
 			}
 		}
 	}
-	return cmds
+	return out
 }
 
 // shellWords splits a command line like a shell would for these simple

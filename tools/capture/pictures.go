@@ -45,6 +45,9 @@ func framesView(c *store.Capture) *FramesView {
 	if json.Unmarshal(c.FramesRequest, &req) == nil {
 		v.FPS = req.FPS
 	}
+	if v.FPS == 0 {
+		v.Note = "frames 0: none at a rate, only each step's picture"
+	}
 	return v
 }
 

@@ -101,7 +101,7 @@ func stepView(s *cappy.Service, op *cappy.Operation, r *cappy.StepResult) *StepV
 		v.Pictures, v.attached = ps.listed, ps.contents
 	case errors.Is(err, cappy.ErrNoFrames):
 		if op.FramesAsked() == nil {
-			v.PictureNote = "no picture: no frames were asked for this recording (start_recording frames > 0), or the game does not send frames"
+			v.PictureNote = "no picture: the game does not send frames (its adapter does not advertise \"frames\")"
 		} else {
 			v.PictureNote = "no picture: the game sent no frame of the paused state with this step"
 		}

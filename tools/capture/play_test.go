@@ -53,7 +53,7 @@ func callTool(t *testing.T, tl func(context.Context, mcpgo.CallToolRequest) (*mc
 func TestStepGameFailedRecording(t *testing.T) {
 	_, svc := serveGame(t, crashGame{demogame.New()})
 	res, out := callTool(t, StartRecording(svc).Handler, map[string]any{"control": "agent", "frames": 0})
-	if res.IsError || out["status"] != "running" || len(out["actions"].([]any)) != 5 || !strings.Contains(out["picturesLeftOut"].([]any)[0].(string), "no frames were asked") {
+	if res.IsError || out["status"] != "running" || len(out["actions"].([]any)) != 5 || !strings.Contains(out["picturesLeftOut"].([]any)[0].(string), "the game sent no frame of the paused state") {
 		t.Fatalf("start_recording: %+v", out)
 	}
 	res, out = callTool(t, StepGame(svc).Handler, map[string]any{"ms": 100})

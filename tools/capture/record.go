@@ -14,7 +14,7 @@ import (
 
 type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
-	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none). Replays of it compare their pictures with these."`
+	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none but steps' pictures). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
 	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it. The same seed and steps make the same play."`
 }
@@ -23,6 +23,7 @@ type startRecordingOut struct {
 	OpView
 	// Actions are the game's actions, for step_game (agent control).
 	Actions []cappy.ActionView `json:"actions,omitempty"`
+	Buttons []string           `json:"buttons,omitempty" jsonschema_description:"More buttons by name; A..B: all from A to B."`
 	// T and SimT: where the paused game stands (agent control).
 	T    *float64 `json:"t,omitempty"`
 	SimT *float64 `json:"simT,omitempty"`
@@ -40,6 +41,9 @@ func StartRecording(s *cappy.Service) tools.Tool {
 				return nil, err
 			}
 			frames := s.FramesRequest(framesArg(in.Frames))
+			if frames == nil && in.Control == cappy.ControlAgent {
+				frames = s.StepPictures() // frames is the recording's rate: each step still has its picture
+			}
 			op, err := s.Controller.Start(ctx, cappy.Request{Kind: cappy.KindRecording, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Frames: frames, Control: in.Control, Seed: in.Seed})
 			if err != nil {
 				return nil, err
@@ -72,7 +76,7 @@ func StartRecording(s *cappy.Service) tools.Tool {
 				return out, nil
 			}
 			if op.AgentControlled() && view.Status == cappy.StatusRunning {
-				out.Actions = s.ActionViews()
+				out.Actions, out.Buttons = s.ActionList()
 				// The first look: a step of 0 ms without input.
 				r, err := s.Controller.Step(ctx, op, nil, 0)
 				if err != nil {
