@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
+	"github.com/crosscode/crosscode-mcp/internal/testing/webgames"
 )
 
 // demoConfig writes the repository's capture config: the demo game (this
@@ -348,4 +349,34 @@ func TestSavedPlayBadInput(t *testing.T) {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// TestSavedPlayPageDriver: a web game with no adapter code, driven by the
+// page driver on virtual time (the README's config, a relative serve),
+// saves a play that `crosscode-mcp test` passes in a fresh browser.
+func TestSavedPlayPageDriver(t *testing.T) {
+	sysdeps.Need(t, "chromium")
+	repo := gitRepo(t)
+	copyDir(t, webgames.Dir(t, "pickup"), filepath.Join(repo, "web"))
+	os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), []byte(`{"game": {"serve": "web", "adapter": "page"}}`), 0o644)
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
+	savePlay(t, a, "pickup-tour", []step{
+		{[]any{press("ArrowRight", true)}, 800}, {[]any{press("ArrowRight", false), press("ArrowDown", true)}, 600},
+		{[]any{press("ArrowDown", false), press("ArrowLeft", true)}, 700}, {[]any{press("ArrowLeft", false)}, 400},
+	})
+	var play struct {
+		Game   string `json:"game"`
+		Replay struct {
+			Format string `json:"format"`
+		} `json:"replay"`
+	}
+	b, _ := os.ReadFile(filepath.Join(repo, ".crosscode", "plays", "pickup-tour.play.json"))
+	if err := json.Unmarshal(b, &play); err != nil || play.Replay.Format != "crosscode-page/1" || play.Game == "" {
+		t.Fatalf("the play: %v %s", err, b)
+	}
+	stdout, stderr, code := runIn(t, repo, "test")
+	if code != 0 || !strings.Contains(stdout, "PASS    pickup-tour") {
+		t.Fatalf("test: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }
