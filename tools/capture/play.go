@@ -58,7 +58,7 @@ func (v *StepView) Failed() bool { return v.Status == cappy.StatusFailed }
 // StepGame is the step_game tool.
 func StepGame(s *cappy.Service) tools.Tool {
 	return tools.New[stepGameIn, StepView](Toolset, "step_game", "Step the game",
-		"Play the recording started with control \"agent\": set actions, run ms of game time with them held, then pause; answers the step's events and a picture of the paused game.",
+		"Play the recording started with control \"agent\": set actions, run ms of game time with them held, then pause; answers its events and a picture.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in stepGameIn) (*StepView, error) {
 			op := s.Controller.Active()
@@ -124,7 +124,7 @@ type inspectGameOut struct {
 // InspectGame is the inspect_game tool.
 func InspectGame(s *cappy.Service) tools.Tool {
 	return tools.New[inspectGameIn, inspectGameOut](Toolset, "inspect_game", "Inspect the game",
-		"Read the running game's state: its answer to query. Data from the game, sanitized; over 16 KB it is cut and written whole to a file.",
+		"Read the running game's state: its answer to query. Game data, sanitized; over 16 KB it is cut and written whole to a file.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in inspectGameIn) (*inspectGameOut, error) {
 			v, err := s.Inspect(ctx, in.Query)

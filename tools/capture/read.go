@@ -24,9 +24,9 @@ type getCaptureIn struct {
 	Keyframes         int       `json:"keyframes,omitempty" jsonschema:"minimum=0,maximum=8" jsonschema_description:"Pictures: this many frames evenly spaced, first and last included."`
 	KeyframesAt       []float64 `json:"keyframesAt,omitempty" jsonschema_description:"Pictures: the frame nearest each of these t (ms)."`
 	KeyframesAtEvents []string  `json:"keyframesAtEvents,omitempty" jsonschema_description:"Pictures: the first frame at or after each event of these names (first 8)."`
-	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"A contact sheet: up to 24 frames labelled with t and the last event at or before each."`
+	ContactSheet      bool      `json:"contactSheet,omitempty" jsonschema_description:"A contact sheet: up to 24 frames, each labelled with t and its last event."`
 	ImageBudgetBytes  int       `json:"imageBudgetBytes,omitempty" jsonschema:"minimum=1,maximum=4000000" jsonschema_description:"Most image bytes in this answer (default 1000000); picturesLeftOut names the rest."`
-	Video             bool      `json:"video,omitempty" jsonschema_description:"An MP4 of the frames and WebVTT subtitles of the events, for a human; answers their paths."`
+	Video             bool      `json:"video,omitempty" jsonschema_description:"An MP4 of the frames with the events as WebVTT subtitles, for a human; answers their paths."`
 }
 
 type getCaptureOut struct {
@@ -46,7 +46,7 @@ func (o *getCaptureOut) Failed() bool { return o.waited && o.OpView.Failed() }
 // GetCapture is the get_capture tool.
 func GetCapture(s *cappy.Service) tools.Tool {
 	return tools.New[getCaptureIn, getCaptureOut](Toolset, "get_capture", "Get capture",
-		"An operation's outcome and events (paged, filtered by event name and t), pictures of its frames (at named events, at given t, or evenly spaced) and a labelled contact sheet as image content within a byte budget, and an MP4 on request. With waitSeconds, waits for a running operation first.",
+		"An operation's outcome and events (paged, filtered by name and t) and pictures: frames at named events, at given t or evenly spaced, a labelled contact sheet (within a byte budget), an MP4 on request. waitSeconds waits for a running one first.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in getCaptureIn) (*getCaptureOut, error) {
 			waited := false
@@ -133,7 +133,7 @@ type listCapturesOut struct {
 // ListCaptures is the list_captures tool.
 func ListCaptures(s *cappy.Service) tools.Tool {
 	return tools.New[listCapturesIn, listCapturesOut](Toolset, "list_captures", "List captures",
-		"Past scenarios, recordings and replays, newest first, kept across restarts; and the saved plays with their last result.",
+		"Past scenarios, recordings and replays, newest first; and the saved plays with their last result.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, in listCapturesIn) (*listCapturesOut, error) {
 			var before time.Time

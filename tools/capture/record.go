@@ -16,7 +16,7 @@ type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
 	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none but steps' pictures). Replays of it compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
-	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it. The same seed and steps make the same play."`
+	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it, so the same steps play the same."`
 }
 
 type startRecordingOut struct {
@@ -32,7 +32,7 @@ type startRecordingOut struct {
 // StartRecording is the start_recording tool.
 func StartRecording(s *cappy.Service) tools.Tool {
 	return tools.New[startRecordingIn, startRecordingOut](Toolset, "start_recording", "Start recording",
-		"Start a freeform recording (the player plays, or with control \"agent\" you play it in steps: the answer lists the game's actions and a first picture). stop_recording ends it and stores its replay.",
+		"Start a freeform recording: the player plays, or with control \"agent\" you play it in steps (the answer lists the game's actions and a first picture). stop_recording ends it.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in startRecordingIn) (*startRecordingOut, error) {
 			// A new game process unless the game resets itself: nothing of
@@ -124,7 +124,7 @@ type stopRecordingOut struct {
 // StopRecording is the stop_recording tool.
 func StopRecording(s *cappy.Service) tools.Tool {
 	return tools.New[stopRecordingIn, stopRecordingOut](Toolset, "stop_recording", "Stop recording",
-		"End a freeform recording; the game hands over its replay, which is verified and stored for replay (and with saveAs, saved as a play).",
+		"End a freeform recording: the game hands over its replay, verified and stored for replay (with saveAs, also saved as a play).",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in stopRecordingIn) (*stopRecordingOut, error) {
 			op := s.Controller.Active()

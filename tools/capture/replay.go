@@ -15,7 +15,7 @@ import (
 
 type replayIn struct {
 	Op             string                `json:"op,omitempty" jsonschema_description:"The recording to play back (its op)."`
-	Play           string                `json:"play,omitempty" jsonschema_description:"Or a saved play's name (list_captures lists them): compared with its saved events and pictures."`
+	Play           string                `json:"play,omitempty" jsonschema_description:"Or a saved play's name (list_captures lists them), checked against its saved events and pictures."`
 	Preset         string                `json:"preset,omitempty"`
 	Presentation   protocol.Presentation `json:"presentation,omitempty" jsonschema_description:"timeScale, camera: only how it is shown changes."`
 	Compare        *bool                 `json:"compare,omitempty" jsonschema_description:"Compare its events with the recording's (default true)."`
@@ -23,7 +23,7 @@ type replayIn struct {
 	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55"`
 	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1"`
 	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome as a validation."`
-	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time (default 2; 0: none); with frames on both sides the pictures are compared too."`
+	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time (default 2; 0: none); pictures are compared when both sides have them."`
 	ContactSheet   *bool                 `json:"contactSheet,omitempty" jsonschema_description:"When it finishes, attach a contact sheet of its frames (default true)."`
 }
 
@@ -51,7 +51,7 @@ type playVerdict struct {
 // Replay is the replay tool.
 func Replay(s *cappy.Service, v Validations) tools.Tool {
 	return tools.New[replayIn, replayOut](Toolset, "replay", "Replay",
-		"Replay a recording (op) or a saved play (play), optionally at another timeScale or camera, and report where its events first diverge (event, payload, or t beyond a tolerance) and, with frames, where its pictures differ at the same simulation time.",
+		"Replay a recording (op) or a saved play (play), optionally at another timeScale or camera: where its events first diverge (event, payload, t beyond a tolerance) and, with frames, where its pictures differ at the same simulation time.",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in replayIn) (*replayOut, error) {
 			switch {

@@ -22,7 +22,7 @@ type runScenarioIn struct {
 	WaitSeconds    int                   `json:"waitSeconds,omitempty" jsonschema:"minimum=1,maximum=55" jsonschema_description:"Wait this long for the outcome (default 45); a longer run answers running."`
 	TimeoutSeconds int                   `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the run after this long (default 600)."`
 	Publish        bool                  `json:"publishValidation,omitempty" jsonschema_description:"Share the outcome with the other agents as a validation."`
-	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default: the config's frames.fps, 2; 0: none)."`
+	Frames         *float64              `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time (default: the config's frames.fps, 2; 0: none)."`
 	ContactSheet   *bool                 `json:"contactSheet,omitempty" jsonschema_description:"When it finishes, attach a contact sheet of its frames (default true)."`
 }
 
@@ -47,7 +47,7 @@ func presentation(s *cappy.Service, preset string, p protocol.Presentation) (pro
 // RunScenario is the run_scenario tool.
 func RunScenario(s *cappy.Service, v Validations) tools.Tool {
 	return tools.New[runScenarioIn, OpView](Toolset, "run_scenario", "Run scenario",
-		"Play an authored scenario with parameters: its outcome, event timeline and, when the game sends frames, a contact sheet. Launches the game if needed; waits at most waitSeconds, then answers running (get_capture waits again).",
+		"Play an authored scenario with parameters: its outcome, event timeline and, with frames, a contact sheet. Launches the game if needed; waits at most waitSeconds, then answers running (get_capture waits again).",
 		tools.Annotations{},
 		handler(func(ctx context.Context, req mcpgo.CallToolRequest, in runScenarioIn) (*OpView, error) {
 			if in.Scenario == "" {

@@ -50,7 +50,7 @@ type GameView struct {
 // CaptureStatus is the capture_status tool.
 func CaptureStatus(s *cappy.Service) tools.Tool {
 	return tools.New[captureStatusIn, captureStatusOut](Toolset, "capture_status", "Capture status",
-		"Whether the game is connected (capabilities, warnings), its process and the end of its log, and the running operation. Does not launch the game.",
+		"Whether the game is connected (capabilities, warnings), its process and log's end, and the running operation. Does not launch the game.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(func(ctx context.Context, _ mcpgo.CallToolRequest, _ captureStatusIn) (*captureStatusOut, error) {
 			out := &captureStatusOut{Endpoint: s.Controller.Endpoint(), EndpointFile: s.EndpointFile(), Warnings: warningViews(s.Controller.Warnings())}

@@ -35,7 +35,7 @@ type checkConflictsOut struct {
 // CheckConflicts is the check_conflicts tool.
 func CheckConflicts(c conflictChecker) tools.Tool {
 	return tools.New[checkConflictsIn, checkConflictsOut](Toolset, "check_conflicts", "Check conflicts",
-		"Before editing, see whether other agents hold claims on, wait for, or announced intents for any of these paths; each held claim shows who waits for it, in line.",
+		"Before editing, see whether other agents hold, wait for, or announced intents on any of these paths; each held claim shows who waits for it, in line.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(c, func(ctx context.Context, in checkConflictsIn) (*checkConflictsOut, error) {
 			cf, err := c.CheckConflicts(ctx, in.Paths)

@@ -20,11 +20,11 @@ type claimer interface {
 
 type claimIn struct {
 	Patterns    []string `json:"patterns,omitempty" jsonschema_description:"Repository-relative paths or globs to reserve, e.g. src/game/boss.gd or assets/boss/**. Required unless renewing."`
-	Exclusive   *bool    `json:"exclusive,omitempty" jsonschema_description:"Default true: nobody else may claim overlapping paths. false: a shared claim that only conflicts with exclusive ones."`
+	Exclusive   *bool    `json:"exclusive,omitempty" jsonschema_description:"Default true: nobody else may claim overlapping paths. false: shared, conflicting only with exclusive claims."`
 	Reason      string   `json:"reason,omitempty" jsonschema_description:"Why, in a few words; others see it (the holder too, while you wait)."`
 	TTLMinutes  int      `json:"ttlMinutes,omitempty" jsonschema:"minimum=1,maximum=480" jsonschema_description:"Lease length, from the grant. Default 30; renew before it ends."`
 	Renew       string   `json:"renewClaimId,omitempty" jsonschema_description:"Renew this active claim of yours (same patterns unless given) for a new lease."`
-	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=3600" jsonschema_description:"Wait your turn instead of being denied: queue behind the holders for up to this long (first come, first served). This call waits up to 50 s of it; a later grant reaches you in news. 0 (default): answer at once."`
+	WaitSeconds int      `json:"waitSeconds,omitempty" jsonschema:"minimum=0,maximum=3600" jsonschema_description:"Queue for your turn instead of being denied, for up to this long (first come, first served); this call waits up to 50 s of it, a later grant comes in news. 0 (default): answer at once."`
 }
 
 type claimOut struct {
@@ -63,7 +63,7 @@ type claimOut struct {
 // Claim is the claim tool.
 func Claim(c claimer) tools.Tool {
 	return tools.New[claimIn, claimOut](Toolset, "claim", "Claim files",
-		"Reserve paths before editing them, so no other agent edits them at the same time. First claim in the log wins, the same for every agent; a denial names who holds the paths until when. To wait for your turn instead of polling, pass waitSeconds: the claim queues (first come, first served), this call waits up to 50 s, and a later grant reaches you in news. Leases start at the grant and expire: renew with renewClaimId, release when done.",
+		"Reserve paths before editing them, so no other agent edits them at once. The first claim in the log wins, for every agent alike; a denial names who holds the paths until when. To wait instead of polling, pass waitSeconds: the claim queues (first come, first served), this call waits up to 50 s, and a later grant reaches you in news. Leases start at the grant: renew with renewClaimId, release when done.",
 		tools.Annotations{},
 		handlerReq(c, func(ctx context.Context, req mcpgo.CallToolRequest, in claimIn) (*claimOut, error) {
 			if in.WaitSeconds < 0 || in.WaitSeconds > int(protocol.MaxClaimWait.Seconds()) {

@@ -19,11 +19,11 @@ type handoffRequester interface {
 }
 
 type requestHandoffIn struct {
-	To       string   `json:"toActor,omitempty" jsonschema_description:"The actor who should take over (their actorId, usually an email). Empty: anyone may accept."`
+	To       string   `json:"toActor,omitempty" jsonschema_description:"Who should take over (an actorId, usually an email). Empty: anyone may accept."`
 	Summary  string   `json:"summary" jsonschema_description:"What is done and what is left."`
 	Notes    string   `json:"notes,omitempty" jsonschema_description:"Details the next agent needs: how to test, pitfalls."`
 	TaskID   string   `json:"taskId,omitempty"`
-	ClaimIDs []string `json:"claimIds,omitempty" jsonschema_description:"Your claims that move to them when they accept. Default: all your active claims; [] for none."`
+	ClaimIDs []string `json:"claimIds,omitempty" jsonschema_description:"Your claims that move when they accept. Default: all your active claims; [] for none."`
 }
 
 type requestHandoffOut struct {
@@ -35,7 +35,7 @@ type requestHandoffOut struct {
 // RequestHandoff is the request_handoff tool.
 func RequestHandoff(c handoffRequester, repo Repo) tools.Tool {
 	return tools.New[requestHandoffIn, requestHandoffOut](Toolset, "request_handoff", "Request handoff",
-		"Hand your work, and your claims, to another agent: they see it in their news and accept or decline with respond_handoff. Records your branch and commit.",
+		"Hand your work and claims to another agent: they see it in their news and accept or decline with respond_handoff. Records your branch and commit.",
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in requestHandoffIn) (*requestHandoffOut, error) {
 			var commit, branch string

@@ -16,7 +16,7 @@ type intentPublisher interface {
 
 type publishIntentIn struct {
 	Summary    string   `json:"summary" jsonschema_description:"One line: what you are about to do."`
-	Paths      []string `json:"paths" jsonschema:"minItems=1" jsonschema_description:"Repository-relative paths or globs you expect to touch (dir/** for a directory)."`
+	Paths      []string `json:"paths" jsonschema:"minItems=1" jsonschema_description:"Paths or globs you expect to touch (dir/** for a directory)."`
 	TaskID     string   `json:"taskId,omitempty"`
 	TTLMinutes int      `json:"ttlMinutes,omitempty" jsonschema:"minimum=1,maximum=1440" jsonschema_description:"How long the intent stands. Default 120."`
 }
@@ -42,7 +42,7 @@ type Overlaps struct {
 // PublishIntent is the publish_intent tool.
 func PublishIntent(c intentPublisher) tools.Tool {
 	return tools.New[publishIntentIn, publishIntentOut](Toolset, "publish_intent", "Publish intent",
-		"Tell the other agents what you are about to work on, before you start. Cheap and non-blocking (claim reserves files); the answer lists others' claims and intents on the same paths.",
+		"Tell the other agents what you are about to work on, before you start. Cheap, non-blocking (claim reserves files); answers others' claims and intents on those paths.",
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in publishIntentIn) (*publishIntentOut, error) {
 			// Others' overlaps do not depend on this write: read them meanwhile.

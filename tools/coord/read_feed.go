@@ -19,7 +19,7 @@ type feedReader interface {
 }
 
 type readFeedIn struct {
-	After int64         `json:"afterSequence,omitempty" jsonschema_description:"Read after this serverSequence (nextCursor of the previous page). Default: the last 20 events."`
+	After int64         `json:"afterSequence,omitempty" jsonschema_description:"After this serverSequence (nextCursor of the previous page). Default: the last 20 events."`
 	Limit int           `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100" jsonschema_description:"Default 20."`
 	Kind  protocol.Kind `json:"kind,omitempty" jsonschema_description:"Only this kind: transaction, task, claim, handoff, intent or validation."`
 }

@@ -34,7 +34,7 @@ type recordValidationOut struct {
 // RecordValidation is the record_validation tool.
 func RecordValidation(c validationRecorder, repo Repo) tools.Tool {
 	return tools.New[recordValidationIn, recordValidationOut](Toolset, "record_validation", "Record validation",
-		"Share the result of a test, build, lint, scenario or replay run so other agents know what passes at which commit.",
+		"Share the result of a test, build, lint, scenario, replay or plays run: others see what passes at which commit.",
 		tools.Annotations{},
 		handler(c, func(ctx context.Context, in recordValidationIn) (*recordValidationOut, error) {
 			if !in.Kind.Valid() || !in.Status.Valid() {

@@ -59,7 +59,7 @@ const releasedBudget = 4 << 10
 // ReleaseClaim is the release_claim tool.
 func ReleaseClaim(c releaser) tools.Tool {
 	return tools.New[releaseClaimIn, releaseClaimOut](Toolset, "release_claim", "Release claims",
-		"Release your claims as soon as you are done with the paths (or give up on them): the next agent in line gets them at once. Releasing a claim still in line withdraws it.",
+		"Release your claims as soon as you are done (or give up): the next agent in line gets the paths at once. Releasing a claim still in line withdraws it.",
 		tools.Annotations{Idempotent: true},
 		handler(c, func(ctx context.Context, in releaseClaimIn) (*releaseClaimOut, error) {
 			res, err := c.Release(ctx, in.ClaimIDs, in.All, in.Reason)
