@@ -90,7 +90,7 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 				Workspace: c.Workspace(), Mode: c.Mode(), Head: st.Head, OthersClaims: st.OthersClaims, OpenTasks: st.OpenTasks,
 				You:        Identity{Actor: me.Actor, Replica: me.Replica, Provider: string(a.Provider), SessionReference: a.SessionReference},
 				YourClaims: []ClaimView{}, HandoffsForYou: []HandoffView{},
-				Wake:       Wake(c.Wake()),
+				Wake: Wake(c.Wake()),
 			}
 			if out.Mode == "remote" {
 				out.Service = &ServiceState{URL: st.Service, Connected: st.Connected, Live: st.Live, PendingUploads: st.Pending, RefusedUploads: st.Refused, LastError: line(st.LastError)}
