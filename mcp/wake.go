@@ -147,9 +147,10 @@ func (p *wakePolicy) sent(now time.Time) {
 }
 
 // channelMessage lays wakes out as one message: content of at most
-// channelMax bytes of plain text (each piece of news in a line; what does
-// not fit is named in a last "and N more: ..." line), and meta with the
-// first one's kind and ids (and "count" when there are several).
+// channelMax bytes of plain text, each piece of news in a line, as many
+// whole as fit while the rest are still named by their ids in a last line
+// ("and 7 more: tasks assigned to you tsk_1, tsk_2, ..."); and meta with
+// the first one's kind and ids (and "count" when there are several).
 func channelMessage(ws []coord.Wake) (string, map[string]string) {
 	meta := map[string]string{}
 	for k, v := range ws[0].Meta {
@@ -160,34 +161,26 @@ func channelMessage(ws []coord.Wake) (string, map[string]string) {
 		return sanitize.Text(header+"\n"+ws[0].Text, channelMax), meta
 	}
 	meta["count"] = fmt.Sprint(len(ws))
-	var b strings.Builder
-	b.WriteString(header)
-	shown := 0
-	for _, w := range ws {
-		line := "\n- " + w.Text
-		// Room for the "and N more" line after it.
-		if b.Len()+len(line) > channelMax-160 && shown > 0 {
-			break
-		}
-		if b.Len()+len(line) > channelMax-160 {
-			line = line[:channelMax-160-b.Len()]
-		}
-		b.WriteString(line)
-		shown++
+	lines := make([]string, len(ws))
+	for i, w := range ws {
+		lines[i] = "\n- " + w.Text
 	}
-	if rest := ws[shown:]; len(rest) > 0 {
-		more := fmt.Sprintf("\nand %d more:", len(rest))
-		for i, w := range rest {
-			ref := fmt.Sprintf(" %s %s", w.Kind, w.Meta[idKey(w)])
-			if b.Len()+len(more)+len(ref)+40 > channelMax {
-				more += fmt.Sprintf(" ... (%d not named)", len(rest)-i)
-				break
+	// The most whole lines that leave room to name the rest.
+	for whole := len(ws); whole >= 1; whole-- {
+		body := header + strings.Join(lines[:whole], "")
+		if whole == len(ws) {
+			if len(body) <= channelMax {
+				return body, meta
 			}
-			more += ref
+			continue
 		}
-		b.WriteString(more + "; your next crosscode tool result lists them")
+		if more := moreLine(ws[whole:], channelMax-len(body)); !strings.Contains(more, "not named") && len(body)+len(more) <= channelMax {
+			return body + more, meta
+		}
 	}
-	return sanitize.Text(b.String(), channelMax), meta
+	// Not even one whole line leaves room to name the rest: the first cut.
+	more := moreLine(ws[1:], channelMax/2)
+	return sanitize.Text(header+lines[0], channelMax-len(more)) + more, meta
 }
 
 // idKey is the meta key of the id a wake is about.
@@ -198,6 +191,54 @@ func idKey(w coord.Wake) string {
 		}
 	}
 	return "kind"
+}
+
+// wakeLabel names each kind of news in a message's last line.
+var wakeLabel = map[string]string{
+	coord.WakeClaimGranted: "claims granted", coord.WakeClaimWaitEnded: "waits ended", coord.WakeClaimDenied: "claims denied",
+	coord.WakeClaimWaiting: "waiting for your claims", coord.WakeHandoff: "handoffs to you", coord.WakeHandoffAnswer: "answers to your handoffs",
+	coord.WakeTask: "tasks assigned to you", coord.WakeValidation: "failed validations",
+}
+
+// moreLine names wakes by kind and id in at most room bytes: "\nand 7
+// more: tasks assigned to you tsk_1, tsk_2; handoffs to you hnd_1 (in
+// your next crosscode tool result)", with "(N not named)" for those that
+// do not fit.
+func moreLine(ws []coord.Wake, room int) string {
+	const tail = " (in your next crosscode tool result)"
+	var kinds []string
+	ids := map[string][]string{}
+	for _, w := range ws {
+		if _, ok := ids[w.Kind]; !ok {
+			kinds = append(kinds, w.Kind)
+		}
+		ids[w.Kind] = append(ids[w.Kind], w.Meta[idKey(w)])
+	}
+	b := fmt.Sprintf("\nand %d more:", len(ws))
+	named := 0
+	for i, k := range kinds {
+		sep := " "
+		if i > 0 {
+			sep = "; "
+		}
+		part := sep + wakeLabel[k]
+		for j, id := range ids[k] {
+			if j > 0 {
+				part += ","
+			}
+			next := part + " " + id
+			if len(b)+len(next)+len(tail)+20 > room {
+				if part != sep+wakeLabel[k] {
+					b += part
+				}
+				return b + fmt.Sprintf(" (%d not named)", len(ws)-named) + tail
+			}
+			part = next
+			named++
+		}
+		b += part
+	}
+	return b + tail
 }
 
 // trackCalls runs around every tool call: the session is busy while one
@@ -224,6 +265,7 @@ func (s *Server) startWaking(ctx context.Context, client string) {
 	if !st.Can || s.stopWake != nil {
 		return
 	}
+	s.log.Info("wake: while the agent idles, news that needs it goes as Claude Code channel messages (notifications/claude/channel)")
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWake, s.wakeDone = cancel, make(chan struct{})
 	go func() {
