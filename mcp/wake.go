@@ -310,7 +310,7 @@ func (s *Server) wakeLoop(ctx context.Context) {
 		content, meta := channelMessage(ws)
 		s.notify(channelMethod, map[string]any{"content": content, "meta": meta})
 		s.wake.sent(time.Now())
-		s.log.Debug("wake: channel message", "kind", meta["kind"], "news", len(ws))
+		s.log.Info("wake: channel message sent", "kind", meta["kind"], "news", len(ws))
 	}
 }
 

@@ -237,6 +237,7 @@ func newsCount(t *testing.T, text, event, id string) int {
 // wakes it once; ten tasks assigned to it in a burst give at most three
 // messages, 10 s apart.
 func TestClaudeCodeChannels(t *testing.T) {
+	t.Parallel()
 	c := clientNamed(t, "claude-code")
 	w := NewWorld(t)
 	other := w.Agent(t, OtherActor, "codex")
@@ -349,6 +350,12 @@ func TestClaudeCodeChannels(t *testing.T) {
 			t.Errorf("messages %d and %d came %v apart, want 10 s at least", i, i+1, gap)
 		}
 	}
+	// crosscode-mcp says each message it sent on its stderr, which Claude
+	// Code keeps in its debug log: as many as the model saw.
+	b, _ = os.ReadFile(debug)
+	if sent := strings.Count(string(b), "wake: channel message sent"); sent != len(ws) {
+		t.Errorf("crosscode-mcp sent %d messages, the model saw %d", sent, len(ws))
+	}
 	kinds := map[string]int{}
 	for _, wk := range ws {
 		kinds[wk.meta["kind"]]++
@@ -391,4 +398,56 @@ func clientNamed(t *testing.T, name string) *Client {
 	}
 	t.Fatalf("%s is not registered", name)
 	return nil
+}
+
+// TestClaudeCodeChannelsPrintMode: Claude Code's print mode (-p) shows no
+// channel messages, and crosscode-mcp knows it (CLAUDE_CODE_ENTRYPOINT is
+// sdk-cli there): it sends none, even between tool calls while news that
+// needs the agent comes, keeps the newest MCP revision, and loses no
+// news: the task assigned meanwhile is in the next tool result.
+func TestClaudeCodeChannelsPrintMode(t *testing.T) {
+	t.Parallel()
+	c := clientNamed(t, "claude-code")
+	w := NewWorld(t)
+	other := w.Agent(t, OtherActor, "codex")
+	var task string
+	var assignErr error
+	results := map[string]string{}
+	w.Model = NewModel(t, c.Mount, func(r *Request) Reply {
+		for _, res := range r.Results {
+			results[res.CallID] = res.Text
+		}
+		switch {
+		case results["call_p1"] == "":
+			return Reply{Calls: []Call{{ID: "call_p1", Name: r.Tool("workspace_status")}}}
+		case results["call_p2"] == "":
+			// Between two tool calls, another agent assigns it a task,
+			// and more time passes than an idle session waits for news.
+			out, err := callTool(other, "create_task", map[string]any{"title": "balance wave 1", "assignee": Actor})
+			if tk, ok := out["task"].(map[string]any); ok {
+				task, _ = tk["taskId"].(string)
+			}
+			assignErr = err
+			time.Sleep(1500 * time.Millisecond)
+			return Reply{Calls: []Call{{ID: "call_p2", Name: r.Tool("list_tasks")}}}
+		}
+		return Reply{Text: "Done."}
+	})
+	c.Configure(t, w)
+	run := runClaudeArgs(t, w, "What is there to do?", channelArgs)
+	if run.ExitCode != 0 {
+		t.Fatalf("claude -p exited %d: %s", run.ExitCode, tail(run.Stderr, 2000))
+	}
+	if assignErr != nil || task == "" {
+		t.Fatalf("create_task: %v", assignErr)
+	}
+	if n := newsCount(t, results["call_p2"], "task.created", task); n != 1 {
+		t.Errorf("the tool result after the task was assigned: it is %d times in its news, want once: %s", n, tail(results["call_p2"], 1500))
+	}
+	if strings.Contains(run.Debug, "wake: ") || strings.Contains(run.Debug, "notifications/claude/channel (") {
+		t.Errorf("crosscode-mcp woke a print-mode session:\n%s", grepLines(run.Debug, "channel"))
+	}
+	if run.Negotiated != "2026-07-28" {
+		t.Errorf("print mode negotiated MCP %q, want 2026-07-28 (only sessions that can be woken keep to 2025-11-25)", run.Negotiated)
+	}
 }
