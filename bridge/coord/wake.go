@@ -100,6 +100,7 @@ type Waker struct {
 	c    *Coordinator
 	opts WakeOptions
 
+	head    int64               // the log's head at the last scan
 	from    int64               // the log is scanned through here
 	at      time.Time           // claims' outcomes are looked at through here
 	outcome map[string]string   // what was found of each claim that waited
@@ -124,17 +125,26 @@ func (c *Coordinator) NewWaker(opts WakeOptions) *Waker {
 // left to the tool results' news.
 const wakeScan = 1000
 
+// wakeTimeEvery is how often a scan looks at what time alone decides (a
+// grant when a lease ran out, a wait that ended) when the log has not
+// moved.
+const wakeTimeEvery = time.Second
+
 // Scan returns the news that needs the agent that came since the previous
 // scan, oldest first, leaving out what the session was told meanwhile
 // (tool results, its client's hooks) and its actor's own doing.
 func (w *Waker) Scan(ctx context.Context) ([]Wake, error) {
 	c := w.c
 	st, ws, now := c.cfg.Store, c.cfg.Workspace, c.cfg.Now()
-	told, toldAt := w.told(ctx)
 	head, err := st.Head(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
+	if head == w.head && now.Sub(w.at) < wakeTimeEvery && !now.Before(w.at) {
+		return nil, nil // the log did not move, and time decides little
+	}
+	w.head = head
+	told, toldAt := w.told(ctx)
 	me := c.cfg.Actor
 	var out []Wake
 	// What became of its claims that waited: no log event says a grant
