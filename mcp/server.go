@@ -408,10 +408,19 @@ func clientName(ctx context.Context) string {
 // starts a crosscode-mcp server wired by hand (decided once per client
 // name: it reads the client's configuration files).
 func (s *Server) yieldFilter(ctx context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
-	if s.cfg.Yield == nil {
-		return tools
+	if s.yieldsTo(clientName(ctx)) != "" {
+		return nil
 	}
-	name := clientName(ctx)
+	return tools
+}
+
+// yieldsTo is the other crosscode-mcp server, wired by hand, that the
+// client of that name also starts and that serves it instead of this
+// one; "" for none.
+func (s *Server) yieldsTo(name string) string {
+	if s.cfg.Yield == nil {
+		return ""
+	}
 	s.mu.Lock()
 	other, ok := s.yielded[name]
 	s.mu.Unlock()
@@ -427,10 +436,7 @@ func (s *Server) yieldFilter(ctx context.Context, tools []mcpgo.Tool) []mcpgo.To
 			s.log.Warn("this crosscode-mcp server, started by the crosscode plugin or extension, offers no tools: the client also starts " + other + ", wired by hand, which serves them (remove one of the two to silence this)")
 		}
 	}
-	if other != "" {
-		return nil
-	}
-	return tools
+	return other
 }
 
 // learnClient sets the provider from the client's name, unless --provider

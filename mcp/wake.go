@@ -254,6 +254,9 @@ func (s *Server) trackCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 // startWaking starts sending channel messages once the session is known
 // to be one that can be woken and the coordination client runs; once.
 func (s *Server) startWaking(ctx context.Context, client string) {
+	// A server that leaves its tools to one wired by hand leaves the
+	// waking to it too.
+	yielded := s.yieldsTo(client) != ""
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wakeFor == client || s.wakeFor == "\x00" {
@@ -262,7 +265,7 @@ func (s *Server) startWaking(ctx context.Context, client string) {
 	s.wakeFor = client
 	st := wakeState(client, s.cfg.Getenv)
 	s.Coord.SetWake(st)
-	if !st.Can || s.stopWake != nil {
+	if !st.Can || yielded || s.stopWake != nil {
 		return
 	}
 	s.log.Info("wake: while the agent idles, news that needs it goes as Claude Code channel messages (notifications/claude/channel)")

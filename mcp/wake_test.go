@@ -264,3 +264,31 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("%s: not within 10 s", what)
 }
+
+// TestYieldingServerDoesNotWake: a server started by the plugin beside
+// one wired by hand in the same client offers no tools and leaves the
+// waking to the other, so the agent is woken once.
+func TestYieldingServerDoesNotWake(t *testing.T) {
+	ctx := context.Background()
+	cli := func(k string) string {
+		if k == "CLAUDE_CODE_ENTRYPOINT" {
+			return "cli"
+		}
+		return ""
+	}
+	for _, other := range []string{"", "crosscode (~/.claude.json)"} {
+		s, err := New(ctx, Config{Repo: t.TempDir(), Data: t.TempDir(), Actor: "ada", Toolsets: []string{"coord"}, Getenv: cli,
+			Yield: func(string) string { return other }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.learnClient(ctx, "claude-code")
+		s.mu.Lock()
+		waking := s.stopWake != nil
+		s.mu.Unlock()
+		s.Close()
+		if waking != (other == "") {
+			t.Errorf("yielding to %q: waking %v", other, waking)
+		}
+	}
+}
