@@ -207,7 +207,8 @@ func (p *wakePlay) state() (unloaded int, idle, done bool, wakes []wake, results
 	return p.unloaded, p.idle, p.done, append([]wake(nil), p.wakes...), rs
 }
 
-func (p *wakePlay) wakes_() []wake { _, _, _, ws, _ := p.state(); return ws }
+// seen are the channel messages the model saw so far.
+func (p *wakePlay) seen() []wake { _, _, _, ws, _ := p.state(); return ws }
 
 // newsCount counts the items of a result's news with that event and id.
 func newsCount(t *testing.T, text, event, id string) int {
@@ -285,7 +286,7 @@ func TestClaudeCodeChannels(t *testing.T) {
 	time.Sleep(time.Second)
 	released := time.Now()
 	CallTool(t, other, "release_claim", map[string]any{"all": true})
-	waitFor(t, 10*time.Second, "the grant's channel message", func() bool { return len(p.wakes_()) >= 1 })
+	waitFor(t, 10*time.Second, "the grant's channel message", func() bool { return len(p.seen()) >= 1 })
 	waitFor(t, 20*time.Second, "the woken turn's end", func() bool { _, _, done, _, _ := p.state(); return done })
 	_, _, _, ws, results := p.state()
 	w1 := ws[0]
@@ -308,8 +309,8 @@ func TestClaudeCodeChannels(t *testing.T) {
 	if handoff == nil {
 		t.Fatalf("request_handoff: no id in %s", hb)
 	}
-	waitFor(t, 15*time.Second, "the handoff's channel message", func() bool { return len(p.wakes_()) >= 2 })
-	w2 := p.wakes_()[1]
+	waitFor(t, 15*time.Second, "the handoff's channel message", func() bool { return len(p.seen()) >= 2 })
+	w2 := p.seen()[1]
 	t.Logf("woken %v after the first message: %v %q", w2.at.Sub(w1.at).Round(time.Millisecond), w2.meta, w2.content)
 	if w2.meta["kind"] != "handoff_requested" || w2.meta["handoffId"] != handoff[1] || !strings.Contains(w2.content, OtherActor) || !strings.Contains(w2.content, "respond_handoff") {
 		t.Errorf("the second message: want the handoff %s from %s with the next call, got %v %q", handoff[1], OtherActor, w2.meta, w2.content)
@@ -328,7 +329,7 @@ func TestClaudeCodeChannels(t *testing.T) {
 	named := func() int {
 		n := 0
 		for _, id := range tasks {
-			for _, wk := range p.wakes_()[2:] {
+			for _, wk := range p.seen()[2:] {
 				if strings.Contains(wk.content, id) || wk.meta["taskId"] == id {
 					n++
 					break
@@ -339,7 +340,7 @@ func TestClaudeCodeChannels(t *testing.T) {
 	}
 	waitFor(t, 35*time.Second, "messages naming the ten tasks", func() bool { return named() == len(tasks) })
 	time.Sleep(time.Second)
-	ws = p.wakes_()
+	ws = p.seen()
 	burst := ws[2:]
 	if len(burst) > 3 {
 		t.Errorf("ten tasks in a burst gave %d messages, want at most 3", len(burst))
@@ -350,11 +351,11 @@ func TestClaudeCodeChannels(t *testing.T) {
 			t.Errorf("messages %d and %d came %v apart, want 10 s at least", i, i+1, gap)
 		}
 	}
-	// crosscode-mcp says each message it sent on its stderr, which Claude
-	// Code keeps in its debug log: as many as the model saw.
+	// Claude Code's debug log names each channel message it received: as
+	// many as the model saw, each a turn of its own.
 	b, _ = os.ReadFile(debug)
-	if sent := strings.Count(string(b), "wake: channel message sent"); sent != len(ws) {
-		t.Errorf("crosscode-mcp sent %d messages, the model saw %d", sent, len(ws))
+	if got := strings.Count(string(b), `MCP server "crosscode": notifications/claude/channel (`); got != len(ws) {
+		t.Errorf("Claude Code received %d channel messages, the model saw %d", got, len(ws))
 	}
 	kinds := map[string]int{}
 	for _, wk := range ws {
