@@ -183,16 +183,6 @@ func channelMessage(ws []coord.Wake) (string, map[string]string) {
 	return sanitize.Text(header+lines[0], channelMax-len(more)) + more, meta
 }
 
-// idKey is the meta key of the id a wake is about.
-func idKey(w coord.Wake) string {
-	for _, k := range []string{"claimId", "handoffId", "taskId", "validationId"} {
-		if w.Meta[k] != "" {
-			return k
-		}
-	}
-	return "kind"
-}
-
 // wakeLabel names each kind of news in a message's last line.
 var wakeLabel = map[string]string{
 	coord.WakeClaimGranted: "claims granted", coord.WakeClaimWaitEnded: "waits ended", coord.WakeClaimDenied: "claims denied",
@@ -212,7 +202,7 @@ func moreLine(ws []coord.Wake, room int) string {
 		if _, ok := ids[w.Kind]; !ok {
 			kinds = append(kinds, w.Kind)
 		}
-		ids[w.Kind] = append(ids[w.Kind], w.Meta[idKey(w)])
+		ids[w.Kind] = append(ids[w.Kind], w.ID())
 	}
 	b := fmt.Sprintf("\nand %d more:", len(ws))
 	named := 0

@@ -76,8 +76,12 @@ type Wake struct {
 	claim, status string // a claim's outcome: the claim and what became of it
 }
 
+// ID is the id of what a wake is about (a claim, a handoff, a task, a
+// validation).
+func (w Wake) ID() string { return w.Meta[wakeIDKey[w.Kind]] }
+
 // Key names what a wake is about, once.
-func (w Wake) Key() string { return w.Kind + ":" + w.Meta[wakeIDKey[w.Kind]] }
+func (w Wake) Key() string { return w.Kind + ":" + w.ID() }
 
 // wakeIDKey is the meta key of the id each kind is about.
 var wakeIDKey = map[string]string{
