@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -383,7 +384,9 @@ func (w *Waker) describe(ctx context.Context, e *protocol.Envelope, now time.Tim
 		if _, seen := w.queued[e.ID]; seen {
 			return Wake{}, false
 		}
-		mine := w.c.waitingFor(ctx, w.c.cfg.Actor, e.ID, now)
+		// Its claims that hold what the other waits for (not those that
+		// wait in the same line ahead of it).
+		mine := slices.DeleteFunc(w.c.waitingFor(ctx, w.c.cfg.Actor, e.ID, now), func(c store.Conflict) bool { return c.Queued() })
 		if len(mine) == 0 {
 			return Wake{}, false
 		}

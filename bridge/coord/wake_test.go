@@ -138,6 +138,17 @@ func TestWakerFindsWhatNeedsTheAgent(t *testing.T) {
 		t.Fatalf("bo's claim: %+v %v", waiter, err)
 	}
 	wantScan(t, wk, "a waiter", "claim_waiting:"+waiter.Claim.ID)
+
+	// One that waits in a line where its own claim waits too, ahead, waits
+	// for nothing it holds: no wake.
+	cy, dee := w.coord(t, "cy", "rep_c", "ses_c"), w.coord(t, "dee", "rep_d", "ses_d")
+	mustClaim(t, dee, []string{"lib/x.go"}, true, 0, "")
+	for _, c := range []*coord.Coordinator{ada, cy} {
+		if r, err := c.Request(ctx, coord.ClaimRequest{Patterns: []string{"lib/x.go"}, Exclusive: true, Reason: "x", Wait: 10 * time.Minute}); err != nil || r.Status != "queued" {
+			t.Fatalf("claim of lib/x.go: %+v %v", r, err)
+		}
+	}
+	wantScan(t, wk, "a waiter behind its own queued claim")
 }
 
 // TestWakerNeverConsumesNews: what a scan found stays, once, in the next
