@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/proctree"
 )
 
 // Tmux is a program in a terminal of its own: a tmux server on a socket
@@ -20,11 +22,15 @@ import (
 // what it runs: the server is started with the world's environment
 // (World.Env, which takes nothing from the test's own but PATH, the
 // locale and TERM), so no authentication variable of the machine's
-// reaches the program.
+// reaches the program. It runs in the foreground (tmux -D), as the
+// test's child, and dies with it, even when the test is killed: the
+// program then loses its terminal and ends.
 type Tmux struct {
-	t    *testing.T
-	sock string
-	pid  int // the program's, the leader of its process group
+	t      *testing.T
+	sock   string
+	pid    int // the program's, the leader of its process group
+	server *proctree.Tree
+	done   chan struct{} // the server ended
 }
 
 // StartTmux runs name with args in w.Repo under a new tmux server, with
@@ -36,14 +42,31 @@ func StartTmux(t *testing.T, w *World, name string, args []string, extra ...stri
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is not installed: scripts/deps installs it")
 	}
-	tm := &Tmux{t: t, sock: filepath.Join(w.Root, "tmux.sock")}
+	tm := &Tmux{t: t, sock: filepath.Join(w.Root, "tmux.sock"), done: make(chan struct{})}
+	srv := exec.Command("tmux", "-D", "-S", tm.sock, "-f", os.DevNull)
+	srv.Env = w.Env(extra...)
+	proctree.Prepare(srv)
+	if err := srv.Start(); err != nil {
+		t.Fatalf("tmux: %v", err)
+	}
+	tree, err := proctree.Attach(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.server = tree
+	go func() { srv.Wait(); close(tm.done) }()
+	t.Cleanup(tm.stop)
+	for end := time.Now().Add(10 * time.Second); tm.command("list-sessions").Run() != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("tmux: the server did not start")
+		}
+	}
 	cmdArgs := append([]string{"new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", w.Repo, "--", name}, args...)
 	cmd := tm.command(cmdArgs...)
 	cmd.Env = w.Env(extra...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(tm.stop)
 	out, err := tm.command("display-message", "-p", "-t", "main", "#{pane_pid}").Output()
 	if err != nil {
 		t.Fatalf("tmux: the program's pid: %v", err)
@@ -93,6 +116,8 @@ func (tm *Tmux) stop() {
 	if tm.pid > 0 {
 		killGroup(tm.pid)
 	}
-	tm.command("kill-server").Run()
+	tm.server.Kill()
+	<-tm.done
+	tm.server.Close()
 	os.Remove(tm.sock)
 }
