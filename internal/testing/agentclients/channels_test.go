@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -66,16 +67,19 @@ func claudeInteractiveEnv(w *World) []string {
 // channelArgs name crosscode's server as a development channel.
 var channelArgs = []string{"--dangerously-load-development-channels", "server:crosscode"}
 
+// pluginChannelArgs name the crosscode plugin's server.
+var pluginChannelArgs = []string{"--dangerously-load-development-channels", "plugin:crosscode@crosscode"}
+
 // startInteractive starts Claude Code interactive in the world, accepts
 // the development channels' dialog and waits for crosscode's channel to
 // be registered; it returns the terminal and the debug log's path.
-func startInteractive(t *testing.T, w *World) (*Tmux, string) {
+func startInteractive(t *testing.T, w *World, channel []string) (*Tmux, string) {
 	t.Helper()
 	debug := filepath.Join(w.Root, "claude-debug.log")
 	// crosscode's tools are allowed, as in the print-mode tests: no
 	// permission prompt, and no auto mode's classifier, whose requests
 	// this endpoint does not serve.
-	args := append(append([]string{}, channelArgs...), "--debug-file", debug, "--permission-mode", "default", "--allowedTools", "mcp__crosscode")
+	args := append(append([]string{}, channel...), "--debug-file", debug, "--permission-mode", "default", "--allowedTools", "mcp__crosscode,mcp__plugin_crosscode_crosscode")
 	tm := StartTmux(t, w, claudeBin(t), args, claudeInteractiveEnv(w)...)
 	if !tm.WaitScreen("I am using this for local development", 30*time.Second) {
 		t.Fatalf("no development channels dialog; the terminal shows:\n%s", tm.Screen())
@@ -83,7 +87,7 @@ func startInteractive(t *testing.T, w *World) (*Tmux, string) {
 	tm.Keys("Enter")
 	waitFor(t, 30*time.Second, "crosscode's channel registered (Claude Code's debug log)", func() bool {
 		b, _ := os.ReadFile(debug)
-		return strings.Contains(string(b), `MCP server "crosscode": Channel notifications registered`)
+		return channelRegistered.Match(b)
 	})
 	return tm, debug
 }
@@ -104,7 +108,7 @@ type wake struct {
 
 // channelTag is how Claude Code shows a channel message to its model.
 var (
-	channelTag  = regexp.MustCompile(`(?s)<channel source="crosscode"([^>]*)>(.*?)</channel>`)
+	channelTag  = regexp.MustCompile(`(?s)<channel source="(?:plugin:crosscode:)?crosscode"([^>]*)>(.*?)</channel>`)
 	channelAttr = regexp.MustCompile(`(\w+)="([^"]*)"`)
 )
 
@@ -248,7 +252,7 @@ func TestClaudeCodeChannels(t *testing.T) {
 	c.Configure(t, w)
 	seedInteractive(t, w)
 	start := time.Now()
-	tm, debug := startInteractive(t, w)
+	tm, debug := startInteractive(t, w, channelArgs)
 	defer func() {
 		b, _ := os.ReadFile(debug)
 		w.Dump(t, &RunResult{Stdout: tm.Screen()}, map[string]string{"debug.log": string(b)})
@@ -384,7 +388,11 @@ func channelReceipts(debug string) []time.Time {
 	return out
 }
 
-var channelReceipt = regexp.MustCompile(`(?m)^(\S+) \[DEBUG\] MCP server "crosscode": notifications/claude/channel \(`)
+var channelReceipt = regexp.MustCompile(`(?m)^(\S+) \[DEBUG\] MCP server "(?:plugin:crosscode:)?crosscode": notifications/claude/channel \(`)
+
+// channelRegistered is the line of Claude Code's debug log that says
+// crosscode's channel is open (every gate passed).
+var channelRegistered = regexp.MustCompile(`MCP server "(?:plugin:crosscode:)?crosscode": Channel notifications registered`)
 
 // waitFor polls cond until it holds, for at most d.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -469,5 +477,64 @@ func TestClaudeCodeChannelsPrintMode(t *testing.T) {
 	}
 	if run.Negotiated != "2026-07-28" {
 		t.Errorf("print mode negotiated MCP %q, want 2026-07-28 (only sessions that can be woken keep to 2025-11-25)", run.Negotiated)
+	}
+}
+
+// TestClaudeCodeChannelsPlugin: the plugin's launch line of the docs,
+// `claude --dangerously-load-development-channels
+// plugin:crosscode@crosscode`, with the plugin installed from a checkout
+// by Claude Code's own command: the plugin's server opens the channel, and
+// a handoff to the idle agent wakes it. (The checkout's plugin starts
+// the binary on PATH instead of `npx -y crosscode-mcp`, which
+// TestPackagesInClients runs.)
+func TestClaudeCodeChannelsPlugin(t *testing.T) {
+	t.Parallel()
+	c := clientNamed(t, "claude-code")
+	w := NewWorld(t)
+	src := checkoutCopy(t)
+	mcpJSON := filepath.Join(src, "plugins", "crosscode", ".mcp.json")
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"crosscode": {"command": "crosscode-mcp", "env": {"CROSSCODE_VIA": "plugin"}}}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "."}, {"-c", "user.email=ci@example.com", "-c", "user.name=ci", "commit", "-qm", "the binary on PATH"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	var mu sync.Mutex
+	var wakes []wake
+	w.Model = NewModel(t, c.Mount, func(r *Request) Reply {
+		if wk, ok := wakeOf(r); ok {
+			mu.Lock()
+			wakes = append(wakes, wk)
+			mu.Unlock()
+			return Reply{Text: "Noted."}
+		}
+		return Reply{Text: "Hello."}
+	})
+	runIn(t, w, claudeBin(t), []string{"plugin", "install", "crosscode", "--marketplace", src}, claudeEnv(w)...)
+	seedInteractive(t, w)
+	tm, debug := startInteractive(t, w, pluginChannelArgs)
+	defer func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(debug)
+			t.Logf("Claude Code's debug log, its channel lines:\n%s\nthe terminal:\n%s", grepLines(string(b), "hannel"), tm.Screen())
+		}
+	}()
+	tm.prompt("Hello.")
+	time.Sleep(2 * time.Second)
+	other := w.Agent(t, OtherActor, "codex")
+	ho := CallTool(t, other, "request_handoff", map[string]any{"toActor": Actor, "summary": "take over the boss fight's balance", "claimIds": []string{}})
+	waitFor(t, 15*time.Second, "the handoff's channel message", func() bool { mu.Lock(); defer mu.Unlock(); return len(wakes) > 0 })
+	mu.Lock()
+	wk := wakes[0]
+	mu.Unlock()
+	b, _ := os.ReadFile(debug)
+	t.Logf("%s", channelRegistered.Find(b))
+	hb, _ := json.Marshal(ho["handoff"])
+	if wk.meta["kind"] != "handoff_requested" || !strings.Contains(string(hb), wk.meta["handoffId"]) || !strings.Contains(wk.content, "respond_handoff") {
+		t.Errorf("the message: %v %q, want the handoff %s", wk.meta, wk.content, hb)
 	}
 }
