@@ -164,6 +164,9 @@ func (w *Waker) Scan(ctx context.Context) ([]Wake, error) {
 			continue
 		}
 		w.outcome[e.ID] = wk.status
+		if who := w.releasedBy(ctx, e); who != "" && wk.Kind == WakeClaimGranted {
+			wk.Text = sanitize.Line(wk.Text+" ("+who+" released what held it)", newsTextMax*3)
+		}
 		out = append(out, wk)
 	}
 	w.at = now
@@ -228,6 +231,23 @@ func (w *Waker) told(ctx context.Context) (int64, time.Time) {
 		}
 	}
 	return seq, at
+}
+
+// releasedBy names the other actor whose release made the last change of
+// claim e (a grant, when the claim waited for it); "" when it was none.
+func (w *Waker) releasedBy(ctx context.Context, e *store.Entity) string {
+	if e.Seq <= e.CreatedSeq {
+		return ""
+	}
+	page, err := w.c.cfg.Store.Page(ctx, store.PageQuery{Workspace: w.c.cfg.Workspace, After: e.Seq - 1, Limit: 1})
+	if err != nil || len(page.Ops) != 1 || page.Ops[0].Seq != e.Seq {
+		return ""
+	}
+	var r wakeRef
+	if json.Unmarshal(page.Ops[0].Body, &r) != nil || r.Type != protocol.EventClaimReleased || r.ActorID == w.c.cfg.Actor {
+		return ""
+	}
+	return sanitize.Line(r.ActorID, 120)
 }
 
 // toldClaim reports whether a tool result of the session said that its

@@ -60,7 +60,11 @@ func TestWakerFindsWhatNeedsTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.clk.Advance(time.Second) // past the release's (real) ingest time
-	wantScan(t, wk, "the grant", "claim_granted:"+res.Claim.ID)
+	granted, err := wk.Scan(ctx)
+	if err != nil || len(granted) != 1 || granted[0].Key() != "claim_granted:"+res.Claim.ID ||
+		!strings.Contains(granted[0].Text, "src/boss.go") || !strings.Contains(granted[0].Text, "bo released what held it") {
+		t.Fatalf("the grant: %+v %v", granted, err)
+	}
 	wantScan(t, wk, "the grant, once")
 
 	// Handoffs: to it, yes; to anyone or to another, no; the answer to
