@@ -248,6 +248,7 @@ func (s *HTTPServer) workspace(ctx context.Context, ws string) (*httpWorkspace, 
 	if err != nil {
 		return nil, err
 	}
+	c.SetWake(coord.WakeState{How: "sessions of the service's /mcp are not woken while they idle (only a Claude Code session of the stdio server is, through channels): news reaches you in your next tool result"})
 	if ws != "" {
 		// Only the workspace's row in the mirror: each call catches the
 		// mirror up itself (Sync), one workspace's catch-up at a time, so a

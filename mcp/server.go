@@ -99,6 +99,14 @@ type Server struct {
 	// hookLn answers the hooks of the agents on this database (nil: it
 	// could not listen).
 	hookLn *hooks.Listener
+
+	// Waking the agent while it idles (wake.go): the policy, the client
+	// the wake state was set for, the loop, and how a message is sent.
+	wake     *wakePolicy
+	wakeFor  string
+	stopWake context.CancelFunc
+	wakeDone chan struct{}
+	notify   func(method string, params map[string]any)
 }
 
 // New resolves the identity and workspace, opens the local database,
@@ -139,21 +147,26 @@ func assemble(cfg Config) (*Server, error) {
 	if cfg.Service != "" && cfg.Token == "" {
 		return nil, errors.New("--service needs --token (create one with: crosscode-mcp token create --workspace W)")
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider), ready: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, sessionID: ids.New("ses"), provider: protocol.Provider(cfg.Provider), ready: make(chan struct{}), wake: newWakePolicy(wakeEvery)}
 	hks := &server.Hooks{}
 	hks.AddAfterInitialize(func(ctx context.Context, _ any, req *mcpgo.InitializeRequest, _ *mcpgo.InitializeResult) {
 		s.initialized(ctx, req.Params.ClientInfo.Name)
 	})
+	hks.AddAfterDiscover(s.legacyForChannels)
 	s.MCP = server.NewMCPServer("crosscode-mcp", cfg.Version,
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
+		// Claude Code's channels (wake.go); other clients ignore it.
+		server.WithExperimental(map[string]any{channelCapability: map[string]any{}}),
 		server.WithRecovery(),
 		server.WithHooks(hks),
+		server.WithToolHandlerMiddleware(s.trackCalls),
 		server.WithToolHandlerMiddleware(s.awaitStart),
 		server.WithToolHandlerMiddleware(s.stampAgent),
 		server.WithToolHandlerMiddleware(fitResult),
 		server.WithToolFilter(s.yieldFilter),
 	)
+	s.notify = s.MCP.SendNotificationToAllClients
 	// The definitions only: the handlers come with start's dependencies.
 	for _, t := range Registry(nil, nil, nil, cfg.Toolsets) {
 		s.MCP.AddTool(t.Def, s.dispatch(t.Def.Name))
@@ -420,10 +433,19 @@ func clientName(ctx context.Context) string {
 // starts a crosscode-mcp server wired by hand (decided once per client
 // name: it reads the client's configuration files).
 func (s *Server) yieldFilter(ctx context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
-	if s.cfg.Yield == nil {
-		return tools
+	if s.yieldsTo(clientName(ctx)) != "" {
+		return nil
 	}
-	name := clientName(ctx)
+	return tools
+}
+
+// yieldsTo is the other crosscode-mcp server, wired by hand, that the
+// client of that name also starts and that serves it instead of this
+// one; "" for none.
+func (s *Server) yieldsTo(name string) string {
+	if s.cfg.Yield == nil {
+		return ""
+	}
 	s.mu.Lock()
 	other, ok := s.yielded[name]
 	s.mu.Unlock()
@@ -439,16 +461,18 @@ func (s *Server) yieldFilter(ctx context.Context, tools []mcpgo.Tool) []mcpgo.To
 			s.log.Warn("this crosscode-mcp server, started by the crosscode plugin or extension, offers no tools: the client also starts " + other + ", wired by hand, which serves them (remove one of the two to silence this)")
 		}
 	}
-	if other != "" {
-		return nil
-	}
-	return tools
+	return other
 }
 
 // learnClient sets the provider from the client's name, unless --provider
-// fixed it, and announces the session again when it changed.
+// fixed it, and announces the session again when it changed; and starts
+// waking the agent while it idles when the client can be woken.
 func (s *Server) learnClient(ctx context.Context, name string) {
-	if s.cfg.Provider != "" || name == "" {
+	if name == "" {
+		return
+	}
+	s.startWaking(ctx, name)
+	if s.cfg.Provider != "" {
 		return
 	}
 	p := identity.ProviderFromClient(name)
@@ -466,6 +490,14 @@ func (s *Server) learnClient(ctx context.Context, name string) {
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	s.mu.Lock()
+	stop, done := s.stopWake, s.wakeDone
+	s.wakeFor = "\x00" // closed: no more waking
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
 	var cerr error
 	if s.Capture != nil {
 		cerr = s.Capture.Close()

@@ -79,7 +79,7 @@ func generatedSchemas(name string) (in, out json.RawMessage, ok bool) {
 			json.RawMessage(`{"properties":{"news":{"type":"object"},"task":{"type":"object"},"write":{"type":"object"}},"type":"object"}`), true
 	case "workspace_status":
 		return json.RawMessage(`{"properties":{},"additionalProperties":false,"type":"object"}`),
-			json.RawMessage(`{"properties":{"handoffsForYou":{"type":"array"},"head":{"type":"integer"},"mode":{"enum":["local","remote"],"type":"string"},"moreHandoffs":{"type":"integer"},"moreOnline":{"type":"integer"},"moreYourClaims":{"type":"integer"},"news":{"type":"object"},"online":{"type":"array"},"openTasks":{"type":"integer"},"othersActiveClaims":{"type":"integer"},"service":{"type":"object"},"workspace":{"type":"string"},"you":{"type":"object"},"yourClaims":{"type":"array"}},"type":"object"}`), true
+			json.RawMessage(`{"properties":{"handoffsForYou":{"type":"array"},"head":{"type":"integer"},"mode":{"enum":["local","remote"],"type":"string"},"moreHandoffs":{"type":"integer"},"moreOnline":{"type":"integer"},"moreYourClaims":{"type":"integer"},"news":{"type":"object"},"online":{"type":"array"},"openTasks":{"type":"integer"},"othersActiveClaims":{"type":"integer"},"service":{"type":"object"},"wake":{"type":"object"},"workspace":{"type":"string"},"you":{"type":"object"},"yourClaims":{"type":"array"}},"type":"object"}`), true
 	}
 	return nil, nil, false
 }

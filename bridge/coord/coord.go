@@ -84,9 +84,13 @@ type Coordinator struct {
 	lastCall   time.Time
 	presence   protocol.PresenceStatus
 	agent      protocol.Agent // the session's; a call's context may carry its own
+	wake       WakeState      // whether idle news wakes the session's agent
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	// moved is poked when the mirror took new events from the service
+	// (remote mode; see Moved).
+	moved chan struct{}
 
 	// Tests only: presenceHook runs before each presence update, and
 	// counts tells how much work calls did.
@@ -117,7 +121,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.IdleCheck <= 0 {
 		cfg.IdleCheck = 30 * time.Second
 	}
-	c := &Coordinator{cfg: cfg, agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}}
+	c := &Coordinator{cfg: cfg, agent: protocol.Agent{Provider: protocol.ProviderUnknown, AdapterID: AdapterID}, moved: make(chan struct{}, 1)}
 	switch {
 	case cfg.Hub != nil:
 		c.svc = cfg.Hub
@@ -143,6 +147,12 @@ func (c *Coordinator) Mode() string {
 
 // Workspace is the workspace id.
 func (c *Coordinator) Workspace() string { return c.cfg.Workspace }
+
+// Moved receives when the local copy of the service's log took new events
+// (remote mode: the fan-out's frames make the mirror pull). In local mode
+// other processes write the shared database, and nothing says so: read
+// it again now and then.
+func (c *Coordinator) Moved() <-chan struct{} { return c.moved }
 
 // Actor is the acting actor's id.
 func (c *Coordinator) Actor() string { return c.cfg.Actor }

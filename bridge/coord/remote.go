@@ -347,6 +347,9 @@ func (r *remote) pull(ctx context.Context) error {
 			if err := st.Mirror(ctx, ws, page.Page.Items, r.cursor, next); err != nil {
 				return err
 			}
+			if len(page.Page.Items) > 0 {
+				r.wake(r.c.moved)
+			}
 		}
 		if !page.Page.HasMore {
 			return nil

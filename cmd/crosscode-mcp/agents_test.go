@@ -59,6 +59,7 @@ type agent struct {
 	c      *mcpclient.Client
 	cmd    *exec.Cmd
 	stderr *syncBuffer
+	init   *mcpgo.InitializeResult
 }
 
 type agentOpts struct {
@@ -72,7 +73,7 @@ type agentOpts struct {
 func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	t.Helper()
 	a := &agent{t: t, name: name, stderr: &syncBuffer{}}
-	env := append(os.Environ(), mainEnv+"=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_SESSION_REF=", "CLAUDE_CODE_SESSION_ID=")
+	env := append(os.Environ(), mainEnv+"=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "CROSSCODE_SESSION_REF=", "CLAUDE_CODE_SESSION_ID=", "CLAUDE_CODE_ENTRYPOINT=")
 	env = append(env, tempEnv(t)...)
 	env = append(env, o.env...)
 	var mu sync.Mutex
@@ -103,9 +104,11 @@ func startAgent(t *testing.T, name string, o agentOpts) *agent {
 	req := mcpgo.InitializeRequest{}
 	req.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcpgo.Implementation{Name: o.clientName, Version: "1.0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	init, err := c.Initialize(ctx, req)
+	if err != nil {
 		t.Fatalf("%s: initialize: %v\n%s", name, err, a.stderr.String())
 	}
+	a.init = init
 	t.Cleanup(func() { a.c.Close() })
 	return a
 }

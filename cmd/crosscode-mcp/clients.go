@@ -97,6 +97,7 @@ func checkClients(ctx context.Context, dir string) []Check {
 		repo = r.Top
 	}
 	var out []Check
+	found := map[string][]string{} // client -> the names of its servers that start crosscode-mcp
 	for _, c := range agentClients {
 		for _, f := range c.files(home, repo) {
 			b, err := os.ReadFile(f.path)
@@ -111,9 +112,19 @@ func checkClients(ctx context.Context, dir string) []Check {
 			for _, name := range slices.Sorted(maps.Keys(servers)) {
 				if s := servers[name]; startsUs(s.command) {
 					out = append(out, clientCheck(c, f, name, s))
+					if !s.disabled {
+						found[c.name] = append(found[c.name], strings.TrimSuffix(name, " (local)"))
+					}
 				}
 			}
 		}
+	}
+	var plugins []string
+	for _, p := range hooks.Packages(hooks.PackageHome{Home: home, Project: repo}, "claude-code") {
+		plugins = append(plugins, p.ID)
+	}
+	if w := wakeCheck(found, plugins); w != nil {
+		out = append(out, *w)
 	}
 	if len(out) == 0 {
 		// Not a fault: the agent may be a client doctor does not read, or
@@ -122,6 +133,38 @@ func checkClients(ctx context.Context, dir string) []Check {
 			"; to add it, see the README, Connect your agent (for example: claude mcp add crosscode -- npx -y crosscode-mcp)", ""})
 	}
 	return out
+}
+
+// wakeCheck says which of the clients found can be woken while their
+// agent idles, and how: Claude Code, through its channels (spec section
+// 21), launched with the development flag naming the plugin (plugins:
+// their ids, name@marketplace) or a server wired by hand (found, by
+// client); nil when no client was found.
+func wakeCheck(found map[string][]string, plugins []string) *Check {
+	var launch, others []string
+	for _, id := range plugins {
+		launch = append(launch, "claude --dangerously-load-development-channels plugin:"+id)
+	}
+	for _, name := range found["Claude Code"] {
+		launch = append(launch, "claude --dangerously-load-development-channels server:"+name)
+	}
+	for _, c := range agentClients {
+		if c.name != "Claude Code" && len(found[c.name]) > 0 {
+			others = append(others, c.name)
+		}
+	}
+	if len(launch) == 0 && len(others) == 0 {
+		return nil
+	}
+	detail := ""
+	if len(launch) > 0 {
+		detail = "an idle Claude Code session gets a new turn when news needs it (a grant, a handoff, a task, a failed validation) if started with: " +
+			strings.Join(slices.Compact(launch), ", or ") + " (a Claude Code research preview that needs a claude.ai login; interactive sessions only, not claude -p)"
+	}
+	if len(others) > 0 {
+		detail = strings.TrimPrefix(detail+"; ", "; ") + strings.Join(others, ", ") + " cannot be woken while idle (only Claude Code can): news reaches them in their next tool result and at their next prompt"
+	}
+	return &Check{"wake", "ok", detail, ""}
 }
 
 // clientCheck is the finding for one configured server.

@@ -82,6 +82,30 @@ func TestDoctorClients(t *testing.T) {
 	if n := len(got["client: Claude Code"]) + len(got["client: Codex"]) + len(got["client: Gemini CLI"]) + len(got["client: OpenCode"]) + len(got["client: Cursor"]); n != len(want) {
 		t.Errorf("%d client checks, want %d: %+v", n, len(want), got)
 	}
+	// Which can be woken while idle, and how: Claude Code's servers
+	// (the launch line names each) and plugin; the others cannot.
+	write(filepath.Join(home, ".claude", "settings.json"), `{"enabledPlugins": {"crosscode@crosscode": true}}`)
+	got = map[string][]Check{}
+	for _, c := range checkClients(context.Background(), repo) {
+		got[c.Name] = append(got[c.Name], c)
+	}
+	if w := got["wake"]; len(w) != 1 || w[0].Status != "ok" ||
+		!strings.Contains(w[0].Detail, "claude --dangerously-load-development-channels plugin:crosscode@crosscode") ||
+		!strings.Contains(w[0].Detail, "server:crosscode") || !strings.Contains(w[0].Detail, "server:cc,") ||
+		!strings.Contains(w[0].Detail, "claude.ai login") || !strings.Contains(w[0].Detail, "Codex, Gemini CLI, OpenCode, Cursor cannot be woken") {
+		t.Errorf("the wake check: %+v", w)
+	}
+}
+
+// TestDoctorWakeOthersOnly: with no Claude Code set up, doctor says the
+// clients found cannot be woken.
+func TestDoctorWakeOthersOnly(t *testing.T) {
+	if w := wakeCheck(map[string][]string{"Codex": {"crosscode"}}, nil); w == nil || !strings.HasPrefix(w.Detail, "Codex cannot be woken") {
+		t.Errorf("Codex alone: %+v", w)
+	}
+	if w := wakeCheck(map[string][]string{}, nil); w != nil {
+		t.Errorf("nothing found: %+v", w)
+	}
 }
 
 func jsonString(s string) string {

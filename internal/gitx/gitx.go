@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -139,6 +140,25 @@ func (r *Repo) UserEmail(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// CommitEmails returns the author's and the committer's email of a
+// commit, given as a hex id (whole or abbreviated; anything else is an
+// error, never a revision expression or an option). A commit this
+// repository does not have is an error.
+func (r *Repo) CommitEmails(ctx context.Context, commit string) (author, committer string, err error) {
+	if !hexID.MatchString(commit) {
+		return "", "", fmt.Errorf("commit %q: not a hex commit id", commit)
+	}
+	out, _, err := r.git(ctx, cmdOpts{}, "show", "-s", "--format=%ae%n%ce", commit+"^{commit}", "--")
+	if err != nil {
+		return "", "", err
+	}
+	author, committer, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return author, committer, nil
+}
+
+// hexID is a commit id: hex, abbreviated (7 digits at least) or whole.
+var hexID = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 
 // Head returns the full sha of the commit HEAD points at ("" in a repository
 // with no commits yet) and the current branch name without "refs/heads/"

@@ -802,3 +802,27 @@ func TestParseRawNumstat(t *testing.T) {
 		t.Errorf("empty: %v %v", got, err)
 	}
 }
+
+// TestCommitEmails: a commit's author and committer, by its id, whole or
+// abbreviated; anything but a hex id is refused before git runs (it comes
+// from other agents), and an unknown commit is an error.
+func TestCommitEmails(t *testing.T) {
+	tr := newRepo(t)
+	tr.write("a.txt", "a\n")
+	tr.git("add", "-A")
+	tr.git("-c", "user.email=ada@example.com", "commit", "-q", "-m", "a", "--author", "Bo <bo@example.com>")
+	head := tr.git("rev-parse", "HEAD")
+	r := tr.open()
+	ctx := context.Background()
+	for _, id := range []string{head, head[:7], strings.ToUpper(head[:12])} {
+		author, committer, err := r.CommitEmails(ctx, id)
+		if err != nil || author != "bo@example.com" || committer != "ada@example.com" {
+			t.Errorf("%s: %q %q %v", id, author, committer, err)
+		}
+	}
+	for _, bad := range []string{"HEAD", "--output=x", head[:6], "main", "1111111111111111111111111111111111111111", ""} {
+		if a, c, err := r.CommitEmails(ctx, bad); err == nil {
+			t.Errorf("%q: %q %q, want an error", bad, a, c)
+		}
+	}
+}

@@ -16,6 +16,7 @@ type statusSource interface {
 	Mode() string
 	Agent(ctx context.Context) protocol.Agent
 	Status(ctx context.Context) (*bc.Status, error)
+	Wake() bc.WakeState
 }
 
 type workspaceStatusIn struct{}
@@ -37,7 +38,14 @@ type workspaceStatusOut struct {
 	MoreHandoffs   int           `json:"moreHandoffs,omitempty"`
 	Online         []Presence    `json:"online,omitempty"`
 	MoreOnline     int           `json:"moreOnline,omitempty"`
+	Wake           Wake          `json:"wake"`
 	WithNews
+}
+
+// Wake says whether news that needs you starts a new turn while you idle.
+type Wake struct {
+	Can bool   `json:"can"`
+	How string `json:"how"`
 }
 
 // Identity is who this session acts as.
@@ -82,6 +90,7 @@ func WorkspaceStatus(c statusSource) tools.Tool {
 				Workspace: c.Workspace(), Mode: c.Mode(), Head: st.Head, OthersClaims: st.OthersClaims, OpenTasks: st.OpenTasks,
 				You:        Identity{Actor: me.Actor, Replica: me.Replica, Provider: string(a.Provider), SessionReference: a.SessionReference},
 				YourClaims: []ClaimView{}, HandoffsForYou: []HandoffView{},
+				Wake: Wake(c.Wake()),
 			}
 			if out.Mode == "remote" {
 				out.Service = &ServiceState{URL: st.Service, Connected: st.Connected, Live: st.Live, PendingUploads: st.Pending, RefusedUploads: st.Refused, LastError: line(st.LastError)}

@@ -147,9 +147,16 @@ type claudeRun struct {
 // world (--debug-file), with extra in its environment.
 func runClaude(t *testing.T, w *World, prompt string, extra ...string) *claudeRun {
 	t.Helper()
+	return runClaudeArgs(t, w, prompt, nil, extra...)
+}
+
+// runClaudeArgs is runClaude with more arguments on Claude Code's command
+// line.
+func runClaudeArgs(t *testing.T, w *World, prompt string, more []string, extra ...string) *claudeRun {
+	t.Helper()
 	debug := filepath.Join(w.Root, "claude-debug.log")
-	args := []string{"-p", prompt, "--output-format", "stream-json", "--verbose",
-		"--allowedTools", "mcp__crosscode", "--debug-file", debug}
+	args := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose",
+		"--allowedTools", "mcp__crosscode", "--debug-file", debug}, more...)
 	res := Exec(t, "claude", w.Command(context.Background(), claudeBin(t), args, claudeEnv(w, extra...)...))
 	res.SessionID, res.ToolErrors = claudeEvents(t, res.Stdout)
 	run := &claudeRun{RunResult: res}
