@@ -159,7 +159,12 @@ func (w *Waker) Scan(ctx context.Context) ([]Wake, error) {
 		return nil, err
 	}
 	for _, e := range ents {
-		wk, ok := outcomeWake(e, now)
+		var holders []store.Conflict
+		if e.Current(now) == store.ClaimWaitExpired {
+			// Who still holds its paths, as the news and the answer say.
+			holders, _ = st.ClaimBlockers(ctx, ws, e, now)
+		}
+		wk, ok := outcomeWake(e, now, holders)
 		if !ok || w.outcome[e.ID] == wk.status || c.toldClaim(e.ID, wk.status) || (wk.Seq <= told && !wk.At.After(toldAt)) {
 			continue
 		}
@@ -427,13 +432,14 @@ func (w *Waker) describe(ctx context.Context, e *protocol.Envelope, now time.Tim
 }
 
 // outcomeWake is what became of a claim of this actor that waited, as a
-// wake; false when nothing did yet.
-func outcomeWake(e *store.Entity, now time.Time) (Wake, bool) {
+// wake (holders: who still holds the paths of a wait that ended); false
+// when nothing did yet.
+func outcomeWake(e *store.Entity, now time.Time, holders []store.Conflict) (Wake, bool) {
 	at, ok := e.Outcome(now)
 	if !ok {
 		return Wake{}, false
 	}
-	it := OutcomeItem(e, now)
+	it := OutcomeItem(e, now, holders)
 	kind := map[string]string{"claim.granted": WakeClaimGranted, "claim.denied": WakeClaimDenied, "claim.wait_expired": WakeClaimWaitEnded}[it.Event]
 	return Wake{Kind: kind, Text: it.Text, Seq: e.Seq, At: at, claim: e.ID, status: strings.TrimPrefix(it.Event, "claim."),
 		Meta: map[string]string{"kind": kind, "claimId": sanitize.Line(e.ID, 120)}}, true

@@ -14,7 +14,7 @@ import (
 
 type startRecordingIn struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty" jsonschema:"minimum=1" jsonschema_description:"Cancel the recording after this long (default 600)."`
-	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time, when the game sends frames (default 2; 0: none but steps' pictures). Replays of it compare their pictures with these."`
+	Frames         *float64 `json:"frames,omitempty" jsonschema:"minimum=0,maximum=30" jsonschema_description:"Frames per second of presented time (default 2; 0: none but steps' pictures). Its replays compare their pictures with these."`
 	Control        string   `json:"control,omitempty" jsonschema:"enum=agent" jsonschema_description:"agent: you play it with step_game."`
 	Seed           *int64   `json:"seed,omitempty" jsonschema:"minimum=0,maximum=9007199254740991" jsonschema_description:"Seed of the game's randomness (default 1), for games that take one; its replay uses it, so the same steps play the same."`
 }

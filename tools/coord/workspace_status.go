@@ -78,7 +78,7 @@ type Presence struct {
 // WorkspaceStatus is the workspace_status tool.
 func WorkspaceStatus(c statusSource) tools.Tool {
 	return tools.New[workspaceStatusIn, workspaceStatusOut](Toolset, "workspace_status", "Workspace status",
-		"Start here. Who you are, your claims (held, with who waits for each, or waiting your turn), handoffs for you, open tasks, who is online, and whether the coordination service is reachable.",
+		"Start here. Who you are, your claims (held, with who waits for each, or waiting your turn), handoffs for you, open tasks, who is online, and whether the service is reachable.",
 		tools.Annotations{ReadOnly: true, Idempotent: true},
 		handler(c, func(ctx context.Context, _ workspaceStatusIn) (*workspaceStatusOut, error) {
 			st, err := c.Status(ctx)
