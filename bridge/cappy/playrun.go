@@ -18,6 +18,11 @@ import (
 	"github.com/crosscode/crosscode-mcp/store"
 )
 
+// PlayRunWidth is the widest frame a saved play's run asks for: its
+// expected pictures are PlayPictureWidth wide, and comparisons reduce both
+// to 64 cells.
+const PlayRunWidth = 320
+
 // Verdicts of a saved play's run.
 const (
 	PlayPassed = "passed"
@@ -84,9 +89,13 @@ func (s *Service) StartPlay(ctx context.Context, name string, onEvent func(store
 	}
 	var frames *protocol.FramesRequest
 	if f := lp.Frames; f != nil {
+		// At the play's rate, and no wider than comparing with its
+		// pictures and showing a difference need: the game draws and
+		// encodes less.
 		frames = s.FramesRequest(f.FPS)
+		frames.MaxWidth = PlayRunWidth
 		if f.MaxWidth > 0 {
-			frames.MaxWidth = f.MaxWidth
+			frames.MaxWidth = min(f.MaxWidth, PlayRunWidth)
 		}
 	}
 	if timeout <= 0 {
