@@ -131,9 +131,12 @@ func foldersUp(dir, repo string) []string {
 	}
 	var out []string
 	for i := 0; ; i++ {
-		out = append(out, filepath.Base(dir))
 		parent := filepath.Dir(dir)
-		if parent == dir || (inside && filepath.Clean(dir) == filepath.Clean(repo)) || (!inside && i == 2) {
+		if parent == dir {
+			return out // a root ("/", "C:\\") names nothing
+		}
+		out = append(out, filepath.Base(dir))
+		if (inside && filepath.Clean(dir) == filepath.Clean(repo)) || (!inside && i == 2) {
 			return out
 		}
 		dir = parent

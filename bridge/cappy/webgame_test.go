@@ -16,6 +16,7 @@ import (
 // does, up to the repository's.
 func TestResolveWebGame(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "space-raiders")
+	root := filepath.VolumeName(repo) + string(filepath.Separator) // "/", or "C:\" on Windows
 	for _, tc := range []struct {
 		game        GameConfig
 		serve, id   string
@@ -29,8 +30,8 @@ func TestResolveWebGame(t *testing.T) {
 		{game: GameConfig{Serve: "dist", URL: "/index-debug.html"}, serve: filepath.Join(repo, "dist"), id: "space-raiders"},
 		{game: GameConfig{Serve: "Public"}, serve: filepath.Join(repo, "Public"), id: "space-raiders"},
 		{game: GameConfig{Serve: "pickup"}, serve: filepath.Join(repo, "pickup"), id: "pickup"},
-		{game: GameConfig{Serve: "/srv/arcade/dist"}, serve: "/srv/arcade/dist", id: "arcade"},
-		{game: GameConfig{Serve: "/dist"}, serve: "/dist", id: "space-raiders"},
+		{game: GameConfig{Serve: filepath.Join(root, "srv", "arcade", "dist")}, serve: filepath.Join(root, "srv", "arcade", "dist"), id: "arcade"},
+		{game: GameConfig{Serve: filepath.Join(root, "dist")}, serve: filepath.Join(root, "dist"), id: "space-raiders"},
 		{game: GameConfig{URL: "http://127.0.0.1:5173/", Command: []string{"npm", "run", "dev"}}, id: "space-raiders"},
 		{game: GameConfig{URL: "http://127.0.0.1:5173/", Cwd: "client"}, id: "space-raiders"},
 		{game: GameConfig{URL: "http://localhost:8080/snake.html"}, id: "snake"},
@@ -43,10 +44,10 @@ func TestResolveWebGame(t *testing.T) {
 	}
 	// A repository whose name says nothing still names the game; the
 	// root of the file system names it "web-game".
-	if w := ResolveWebGame(&GameConfig{Serve: "."}, "/tmp/dist"); w.ID != "dist" {
+	if w := ResolveWebGame(&GameConfig{Serve: "."}, filepath.Join(root, "tmp", "dist")); w.ID != "dist" {
 		t.Errorf("a repository named dist: %q", w.ID)
 	}
-	if w := ResolveWebGame(&GameConfig{Serve: "."}, "/"); w.ID != "web-game" {
+	if w := ResolveWebGame(&GameConfig{Serve: "."}, root); w.ID != "web-game" {
 		t.Errorf("the root: %q", w.ID)
 	}
 }

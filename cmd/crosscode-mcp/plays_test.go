@@ -106,7 +106,10 @@ var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(, (\d+) co
 func TestSavedPlays(t *testing.T) {
 	repo := gitRepo(t)
 	demoConfig(t, repo)
-	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
+	// One data folder for the agent and test --publish: without git (under
+	// Wine) each process would keep its state in its own user cache dir.
+	data := t.TempDir()
+	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com", "--data", data}})
 	op := playBoss(t, a)
 
 	// Refused saves change nothing: the play goes on.
@@ -144,7 +147,7 @@ func TestSavedPlays(t *testing.T) {
 
 	// --publish: a validation of kind plays at the commit, in the other
 	// agents' news.
-	if stdout, stderr, code := runIn(t, repo, "test", "--publish"); code != 0 || !strings.Contains(stdout, "published") {
+	if stdout, stderr, code := runIn(t, repo, "test", "--publish", "--data", data); code != 0 || !strings.Contains(stdout, "published") {
 		t.Fatalf("--publish: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if news := a.call("workspace_status", nil); !strings.Contains(fmt.Sprint(news["news"]), "plays crosscode-mcp test passed: 1 passed, 0 failed") {

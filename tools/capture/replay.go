@@ -168,7 +168,10 @@ func replayPlay(ctx context.Context, req mcpgo.CallToolRequest, s *cappy.Service
 	if err != nil {
 		var pe *cappy.PlayError
 		if errors.As(err, &pe) {
-			s.RecordPlayResult(context.WithoutCancel(ctx), s.FailedPlay(in.Play, err, begun), "")
+			// The file named from the repository, as `test` names it.
+			o := s.FailedPlay(in.Play, err, begun)
+			s.RecordPlayResult(context.WithoutCancel(ctx), o, "")
+			return nil, inputErr("%s", o.Message)
 		}
 		return nil, err
 	}
