@@ -18,6 +18,7 @@ import (
 // game as its game command: scenarios, a recording and its replay with the
 // divergence check, progress notifications, and cancellation.
 func TestCaptureWithDemoGame(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	repo := gitRepo(t)
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo,
 		args: []string{"--actor", "ada@example.com", "--game-cmd", os.Args[0] + " demo-game"}})

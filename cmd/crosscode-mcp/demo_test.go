@@ -14,6 +14,7 @@ import (
 // TestDemo runs `crosscode-mcp demo` end to end and checks its transcript
 // and exit status.
 func TestDemo(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	out, errOut, code := runCLI(t, "demo")
 	if code != 0 {
 		t.Fatalf("demo exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -57,6 +58,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestDemoKeep(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	out, _, code := runCLI(t, "demo", "--keep")
 	if code != 0 || !strings.Contains(out, "Kept ") {
 		t.Fatalf("demo --keep: %d\n%s", code, out)

@@ -110,6 +110,7 @@ func addWorktree(t *testing.T, repo, name string) string {
 // Gemini CLI's and Codex's inputs get their own formats; ada's own edit
 // passes, her identity found as her MCP server's.
 func TestHookStopsEditsOfClaimedFiles(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	repo, wt := repoAndWorktree(t)
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}, env: []string{"CLAUDE_CODE_SESSION_ID=ada-session"}})
 	c := ada.call("claim", map[string]any{"patterns": []string{"src/game/**"}, "reason": "boss fight"})
@@ -226,6 +227,7 @@ func TestHookPolicyClaim(t *testing.T) {
 // prompt after, and comes again at a session start while it is open; the
 // news is capped at 2 KB.
 func TestHookNews(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	sysdeps.Need(t, "git")
 	repo := gitRepo(t)
 	wt := addWorktree(t, repo, "bo")
@@ -274,6 +276,7 @@ func TestHookNews(t *testing.T) {
 // --strict it denies the edit in the client's format. It never waits past
 // its deadline for input that does not end.
 func TestHookBadInputIsSafe(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	sysdeps.Need(t, "git")
 	repo := gitRepo(t)
 	ada := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})

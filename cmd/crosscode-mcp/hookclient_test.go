@@ -65,6 +65,7 @@ func runHookClient(t *testing.T, dir string, env []string, input string, args ..
 // to correct, crosscode-mcp hook answers (from the database), the same;
 // with no crosscode-mcp anywhere, the edit goes ahead and stderr says why.
 func TestHookClient(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	if runtime.GOOS == "windows" {
 		t.Skip("crosscode-hook is served on unix only (it hands every run to crosscode-mcp hook on Windows)")
 	}

@@ -417,6 +417,7 @@ func TestMCPOverHTTPWithTheTypeScriptSDK(t *testing.T) {
 // exactly once, and every answer (the first, when it came, and the
 // retry's) names that claim.
 func TestMCPOverHTTPKill9MidCall(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	hubData := t.TempDir()
 	token := createToken(t, hubData, "mygame")
 	svc := startServe(t, hubData)

@@ -15,6 +15,7 @@ import (
 // replay at timeScale 0.5 reproduces it without event or visual
 // divergence. Every result is checked against its output schema.
 func TestAgentPlay(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	repo := gitRepo(t)
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo,
 		args: []string{"--actor", "ada@example.com", "--game-cmd", os.Args[0] + " demo-game"}})

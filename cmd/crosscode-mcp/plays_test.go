@@ -104,6 +104,7 @@ var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(, (\d+) co
 // change of the game's pictures fails it with a report a person reads
 // (expected, got, difference) and JUnit; --update accepts the change.
 func TestSavedPlays(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	repo := gitRepo(t)
 	demoConfig(t, repo)
 	// One data folder for the agent and test --publish: without git (under
@@ -246,6 +247,7 @@ func TestSavedPlays(t *testing.T) {
 // the others, replay play=NAME answers isError, and nothing is changed.
 // An edited but valid expectation is a play that fails (exit 1).
 func TestSavedPlayBadInput(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	repo := gitRepo(t)
 	demoConfig(t, repo)
 	a := startAgent(t, "ada", agentOpts{clientName: "claude-code", dir: repo, args: []string{"--actor", "ada@example.com"}})
@@ -358,6 +360,7 @@ func sha256Hex(b []byte) string {
 // page driver on virtual time (the README's config, a relative serve),
 // saves a play that `crosscode-mcp test` passes in a fresh browser.
 func TestSavedPlayPageDriver(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	sysdeps.Need(t, "chromium")
 	repo := gitRepo(t)
 	copyDir(t, webgames.Dir(t, "pickup"), filepath.Join(repo, "web"))

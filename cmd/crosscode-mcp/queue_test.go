@@ -157,6 +157,7 @@ func promptHook(t *testing.T, dir, session string) string {
 // waiter killed -9 stays in line until its wait ends, and then no longer
 // holds it up.
 func TestClaimQueueWorktrees(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	sysdeps.Need(t, "git")
 	repo := gitRepo(t)
 	wtBo, wtCy := addWorktree(t, repo, "bo"), addWorktree(t, repo, "cy")
@@ -300,6 +301,7 @@ func TestClaimQueueWorktrees(t *testing.T) {
 // the next in line is granted then; a waiter's grant during a service
 // outage is computed once the log is back, the same everywhere.
 func TestClaimQueueRemote(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	sysdeps.Need(t, "git")
 	hubData := t.TempDir()
 	token := createToken(t, hubData, "mygame")

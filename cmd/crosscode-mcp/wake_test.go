@@ -57,6 +57,7 @@ func (in *channelInbox) list() []channelMsg {
 // client) and cy (Claude Code in print mode) get no message for what
 // needs them. Every server declares the capability.
 func TestWakeIdleAgent(t *testing.T) {
+	t.Parallel() // mostly waiting on its processes: overlaps the package's other tests
 	for _, mode := range []string{"local", "remote"} {
 		t.Run(mode, func(t *testing.T) {
 			sysdeps.Need(t, "git")
