@@ -118,15 +118,15 @@ func (s *Service) importPlay(ctx context.Context, lp *LoadedPlay) (string, *stor
 	if err != nil {
 		return "", nil, err
 	}
-	if c, err := s.Store.Capture(ctx, op); err == nil && c.Status == StatusCompleted {
+	switch c, err := s.Store.Capture(ctx, op); {
+	case err == nil && c.Status == StatusCompleted:
 		return op, stored, nil // imported before
-	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", nil, err
-	}
-	// A half-made import (a crash while importing) starts over under a
-	// new name: its rows stay, unused.
-	if _, err := s.Store.Capture(ctx, op); err == nil {
+	case err == nil:
+		// A half-made import (a crash while importing) starts over under
+		// a new name: its rows stay, unused.
 		op += "-" + fmt.Sprint(time.Now().UnixNano())
+	case !errors.Is(err, store.ErrNotFound):
+		return "", nil, err
 	}
 	now := time.Now()
 	c := &store.Capture{Op: op, Kind: KindPlay, Scenario: lp.Name, Status: StatusRunning, Game: lp.Game, Adapter: strings.TrimSpace(lp.Adapter + " " + lp.AdapterVersion),
@@ -360,11 +360,8 @@ func DescribeDivergence(d *Divergence) string {
 }
 
 // RecordPlayResult keeps a play's result as its last here.
-func (s *Service) RecordPlayResult(ctx context.Context, o *PlayOutcome, fileSHA string) {
-	if fileSHA == "" {
-		fileSHA = o.fileSHA
-	}
-	err := s.Store.PutPlayResult(ctx, store.PlayResult{Name: o.Name, FileSHA: fileSHA, Status: o.Status, Message: o.Message, Op: o.Op,
+func (s *Service) RecordPlayResult(ctx context.Context, o *PlayOutcome) {
+	err := s.Store.PutPlayResult(ctx, store.PlayResult{Name: o.Name, FileSHA: o.fileSHA, Status: o.Status, Message: o.Message, Op: o.Op,
 		Commit: s.HeadCommit(ctx), WallMs: o.WallMs, At: time.Now()})
 	if err != nil {
 		s.log.Warn("keep the play's result", "play", o.Name, "err", err)
@@ -375,14 +372,9 @@ func (s *Service) RecordPlayResult(ctx context.Context, o *PlayOutcome, fileSHA 
 // could not be judged.
 func (s *Service) FailedPlay(name string, err error, begun time.Time) *PlayOutcome {
 	o := &PlayOutcome{Name: name, Status: PlayErrored, File: s.relPlay(PlayPath(s.playDir, name)), WallMs: time.Since(begun).Milliseconds()}
-	var pe *PlayError
-	var ce *Error
-	switch {
-	case errors.As(err, &pe):
-		o.Message = s.relPlay(pe.File) + ": " + pe.Msg
-	case errors.As(err, &ce):
-		o.Message = ce.Error()
-	default:
+	if pe := (*PlayError)(nil); errors.As(err, &pe) {
+		o.Message = s.relPlay(pe.File) + ": " + pe.Msg // the file named from the repository
+	} else {
 		o.Message = err.Error()
 	}
 	return o

@@ -547,25 +547,39 @@ func (s *Service) SaveCheck(name string, overwrite bool) error {
 }
 
 // replayableLaunch refuses to save plays of a game whose launch makes its
-// replays differ: Godot without --fixed-fps runs on the wall clock, and so
-// does a web game its own adapter drives (not the page driver's virtual
-// time), which replays the same only when it is seeded.
+// replays differ: Godot without a fixed frame step runs on the wall clock
+// (told when its command visibly runs Godot; a script that starts it its
+// own way is judged by the addon, whose warning reaches the agent), and
+// so does a web game its own adapter drives (not the page driver's
+// virtual time), which replays the same only when it is seeded.
 func (s *Service) replayableLaunch(a *Adapter) error {
 	if _, web := s.Launcher.(*BrowserLauncher); web && a.Name != PageAdapterName && !a.HasCapability(protocol.CapSeed) {
 		return inputf("the web game's own adapter (%s) runs it on the wall clock and takes no seed (it does not advertise %q), so its replays may differ from its recording: advertise \"seed\" and seed the game's randomness with it (the JavaScript adapter: capabilities: ['seed'] and op.seed), or let crosscode-mcp drive the page on virtual time (\"adapter\": \"page\" in the capture config)", a.Name, protocol.CapSeed)
 	}
-	if a.Name != GodotAdapterName {
-		return nil
-	}
-	cmd := s.gameCommand
-	if len(cmd) == 0 {
-		return nil // started by the user: nothing to tell
-	}
-	if !slices.Contains(cmd, "--fixed-fps") {
+	if a.Name == GodotAdapterName && GodotOnWallClock(s.gameCommand) {
 		return inputf("the Godot game runs without --fixed-fps, on the wall clock, so its replays differ from its recording: add \"--fixed-fps\", \"60\" to game.command in the capture config (the project's physics rate), then record again")
 	}
 	return nil
 }
+
+// GodotOnWallClock reports whether a game command visibly runs Godot (a
+// program named like it) without a fixed frame step (--fixed-fps, or
+// --write-movie, which implies it).
+func GodotOnWallClock(cmd []string) bool {
+	named := false
+	for _, a := range cmd {
+		switch {
+		case GodotFixedStepFlag(a):
+			return false
+		case strings.Contains(strings.ToLower(filepath.Base(a)), "godot"):
+			named = true
+		}
+	}
+	return named
+}
+
+// GodotFixedStepFlag reports whether a Godot argument fixes its frame step.
+func GodotFixedStepFlag(a string) bool { return a == "--fixed-fps" || a == "--write-movie" }
 
 // GodotAdapterName is the Godot addon's adapter name in its hello.
 const GodotAdapterName = "cappy-godot"
@@ -811,23 +825,16 @@ func (s *Service) Plays(ctx context.Context) ([]PlayItem, int, error) {
 			err = json.Unmarshal(data, &p)
 		}
 		if err != nil {
-			it.Problem = sanitizeProblem(err)
+			it.Problem = sanitize.Line(err.Error(), 300)
 		} else {
 			it.LengthMs, it.Events, it.Pictures = p.LengthMs, len(p.Events), len(p.Pictures)
 		}
 		if r, ok := last[n]; ok {
-			r.Message = sanitizeProblem(errors.New(r.Message))
+			r.Message = sanitize.Line(r.Message, 300)
 			it.Last = &r
-			it.LastOlder = err == nil && r.FileSHA != sha256Hex(data)
+			it.LastOlder = err == nil && r.FileSHA != "" && r.FileSHA != sha256Hex(data)
 		}
 		items = append(items, it)
 	}
 	return items, more, nil
-}
-
-func sanitizeProblem(err error) string {
-	if err == nil || err.Error() == "" {
-		return ""
-	}
-	return sanitize.Line(err.Error(), 300)
 }

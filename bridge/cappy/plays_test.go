@@ -78,14 +78,14 @@ func TestSaveCheck(t *testing.T) {
 		want                string
 	}{
 		{"no replay", "", `["freeform_recording"]`, nil, `does not advertise "replay"`},
-		{"godot without --fixed-fps", GodotAdapterName, `["freeform_recording","replay"]`, nil, "--fixed-fps"},
-		{"godot with --fixed-fps", GodotAdapterName, `["freeform_recording","replay"]`, []string{"--fixed-fps", "60"}, ""},
+		{"godot without --fixed-fps", GodotAdapterName, `["freeform_recording","replay"]`, []string{"godot", "--path", "."}, "--fixed-fps"},
+		{"godot with --fixed-fps", GodotAdapterName, `["freeform_recording","replay"]`, []string{"godot", "--fixed-fps", "60", "--path", "."}, ""},
+		{"godot through a script", GodotAdapterName, `["freeform_recording","replay"]`, []string{"./run-game.sh"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testService(t, "play", nil)
 			l := s.Launcher.(*Launcher)
-			l.Command = append(l.Command, tc.cmd...)
-			s.gameCommand = l.Command
+			s.gameCommand = tc.cmd // what the config says; the test game is launched
 			l.Env["CAPPY_TEST_CAPS"], l.Env["CAPPY_TEST_ADAPTER"] = tc.caps, tc.adapter
 			if _, err := s.EnsureFresh(ctx, 1); err != nil {
 				t.Fatal(err)
@@ -117,5 +117,20 @@ func TestSaveCheck(t *testing.T) {
 	}
 	if filepath.Base(s.PlayDir()) != "plays" {
 		t.Fatalf("plays folder %s", s.PlayDir())
+	}
+}
+
+func TestGodotOnWallClock(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"godot --path .": true,
+		"xvfb-run -a /opt/Godot_v4.6-stable_linux.x86_64 --path .": true,
+		"godot --fixed-fps 60 --path .":                            false,
+		"godot --write-movie out.avi --path .":                     false,
+		"./run-game.sh":                                            false, // the addon tells
+		"mono bin/arena.exe":                                       false,
+	} {
+		if got := GodotOnWallClock(strings.Fields(cmd)); got != want {
+			t.Errorf("%s: %v, want %v", cmd, got, want)
+		}
 	}
 }

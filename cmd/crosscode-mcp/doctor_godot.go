@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 )
 
 // What a Godot game meets first on a new machine, each named with its fix:
@@ -65,7 +67,7 @@ func readGodotCommand(game []string, gameDir string) (godotCommand, bool) {
 			g.audio = true
 		case a == "--xvfb" || base == "xvfb-run":
 			g.display = true
-		case a == "--fixed-fps" || a == "--write-movie":
+		case cappy.GodotFixedStepFlag(a):
 			g.fixed = true
 		case (a == "--path" || a == "--main-pack") && i+1 < len(game):
 			project = game[i+1]

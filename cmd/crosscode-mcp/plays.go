@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func runTest(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := playreport.WriteHTML(*reportDir, run); err != nil {
 			werr = append(werr, err)
 		} else {
-			fmt.Fprintf(lines, "report: %s\n", pathOf(*reportDir, "index.html"))
+			fmt.Fprintf(lines, "report: %s\n", filepath.Join(*reportDir, "index.html"))
 		}
 	}
 	if *asJSON {
@@ -132,8 +133,6 @@ func exitErr(stderr io.Writer, code int, format string, a ...any) error {
 	fmt.Fprintf(stderr, "crosscode-mcp test: "+format+"\n", a...)
 	return exitError{code: code}
 }
-
-func pathOf(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
 func writeFile(name string, fill func(io.Writer) error) error {
 	f, err := os.Create(name)
@@ -223,7 +222,7 @@ func (t *playTest) one(ctx context.Context, name string) *playreport.Entry {
 	ps, err := svc.StartPlay(ctx, name, nil, 0)
 	if err != nil {
 		o := svc.FailedPlay(name, err, begun)
-		svc.RecordPlayResult(bg, o, "")
+		svc.RecordPlayResult(bg, o)
 		return &playreport.Entry{PlayOutcome: o}
 	}
 	select {
@@ -237,7 +236,7 @@ func (t *playTest) one(ctx context.Context, name string) *playreport.Entry {
 		o = svc.FailedPlay(name, err, begun)
 		return &playreport.Entry{PlayOutcome: o}
 	}
-	svc.RecordPlayResult(bg, o, "")
+	svc.RecordPlayResult(bg, o)
 	e := &playreport.Entry{PlayOutcome: o}
 	if o.Pictures != nil {
 		for _, sp := range o.Pictures.Spans {

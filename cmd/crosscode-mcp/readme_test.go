@@ -104,12 +104,8 @@ func shellWords(s string) []string {
 // to run it here.
 func TestReadmeCommands(t *testing.T) {
 	sysdeps.SkipUnderWine(t, "the README's commands run in sh, with go and git, Linux programs, which Wine cannot start")
-	bin := t.TempDir()
-	script := "#!/bin/sh\nCROSSCODE_MCP_TEST_MAIN=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "crosscode-mcp"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	path := selfOnPath(t)
+	bin, _, _ := strings.Cut(path, string(os.PathListSeparator))
 	// The commands run with a fresh HOME; Go keeps its module and build
 	// caches, so `go install` builds from them instead of downloading again.
 	goEnv, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()

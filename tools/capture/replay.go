@@ -10,6 +10,7 @@ import (
 
 	"github.com/crosscode/crosscode-mcp/bridge/cappy"
 	"github.com/crosscode/crosscode-mcp/protocol"
+	"github.com/crosscode/crosscode-mcp/store"
 	"github.com/crosscode/crosscode-mcp/tools"
 )
 
@@ -105,21 +106,13 @@ func Replay(s *cappy.Service, v Validations) tools.Tool {
 			if view.Status == cappy.StatusCompleted && (in.Compare == nil || *in.Compare) {
 				tol := in.ToleranceMs
 				if tol <= 0 {
-					tol = 50
+					tol = cappy.DefaultToleranceMs
 				}
 				d, err := cappy.Compare(bg, s.Store, rec.Op, op.ID, pres.TimeScale(), tol)
 				if err != nil {
 					return nil, err
 				}
-				if d.Expected != nil {
-					e := eventView(*d.Expected)
-					d.Expected.Payload, d.Expected.Event = e.Payload, e.Event
-				}
-				if d.Actual != nil {
-					e := eventView(*d.Actual)
-					d.Actual.Payload, d.Actual.Event = e.Payload, e.Event
-				}
-				out.Divergence = d
+				out.Divergence = gameText(d)
 				if d.Identical {
 					out.Next = fmt.Sprintf("The replay reproduced the recording: %d events, identical.", d.Compared)
 				} else {
@@ -170,7 +163,7 @@ func replayPlay(ctx context.Context, req mcpgo.CallToolRequest, s *cappy.Service
 		if errors.As(err, &pe) {
 			// The file named from the repository, as `test` names it.
 			o := s.FailedPlay(in.Play, err, begun)
-			s.RecordPlayResult(context.WithoutCancel(ctx), o, "")
+			s.RecordPlayResult(context.WithoutCancel(ctx), o)
 			return nil, inputErr("%s", o.Message)
 		}
 		return nil, err
@@ -190,18 +183,8 @@ func replayPlay(ctx context.Context, req mcpgo.CallToolRequest, s *cappy.Service
 	if err != nil {
 		return nil, err
 	}
-	s.RecordPlayResult(bg, o, "")
-	out.Divergence, out.VisualDivergence = o.Events, o.Pictures
-	if d := out.Divergence; d != nil {
-		if d.Expected != nil {
-			e := eventView(*d.Expected)
-			d.Expected.Payload, d.Expected.Event = e.Payload, e.Event
-		}
-		if d.Actual != nil {
-			e := eventView(*d.Actual)
-			d.Actual.Payload, d.Actual.Event = e.Payload, e.Event
-		}
-	}
+	s.RecordPlayResult(bg, o)
+	out.Divergence, out.VisualDivergence = gameText(o.Events), o.Pictures
 	out.Play = &playVerdict{Name: o.Name, File: o.File, Status: o.Status, Message: o.Message}
 	ps2 := newPictures(DefaultImageBudget)
 	for _, p := range cappy.SpanPictures(o.Pictures) {
@@ -227,4 +210,19 @@ func replayPlay(ctx context.Context, req mcpgo.CallToolRequest, s *cappy.Service
 		out.Next += publish(ctx, v, view, protocol.ValidationPlays, "plays: "+o.Name, status, summary)
 	}
 	return out, nil
+}
+
+// gameText sanitizes and caps the two events of a divergence (the game
+// wrote them) as every event view is.
+func gameText(d *cappy.Divergence) *cappy.Divergence {
+	if d == nil {
+		return nil
+	}
+	for _, ev := range []*store.CaptureEvent{d.Expected, d.Actual} {
+		if ev != nil {
+			v := eventView(*ev)
+			ev.Payload, ev.Event = v.Payload, v.Event
+		}
+	}
+	return d
 }
