@@ -818,23 +818,57 @@ func (s *Service) Plays(ctx context.Context) ([]PlayItem, int, error) {
 	}
 	items := make([]PlayItem, 0, len(names))
 	for _, n := range names {
-		it := PlayItem{Name: n}
-		data, err := readLimited(PlayPath(s.playDir, n))
-		var p Play
-		if err == nil {
-			err = json.Unmarshal(data, &p)
-		}
-		if err != nil {
-			it.Problem = sanitize.Line(err.Error(), 300)
-		} else {
-			it.LengthMs, it.Events, it.Pictures = p.LengthMs, len(p.Events), len(p.Pictures)
-		}
+		sum := s.playSummary(PlayPath(s.playDir, n))
+		it := PlayItem{Name: n, LengthMs: sum.lengthMs, Events: sum.events, Pictures: sum.pictures, Problem: sum.problem}
 		if r, ok := last[n]; ok {
 			r.Message = sanitize.Line(r.Message, 300)
 			it.Last = &r
-			it.LastOlder = err == nil && r.FileSHA != "" && r.FileSHA != sha256Hex(data)
+			it.LastOlder = sum.sha != "" && r.FileSHA != "" && r.FileSHA != sum.sha
 		}
 		items = append(items, it)
 	}
 	return items, more, nil
+}
+
+// playSummary is what a listing says of a play file, read again only when
+// its size or time changed: plays are large, and list_captures lists them
+// at every first page.
+type playSummary struct {
+	size             int64
+	mod              time.Time
+	lengthMs         float64
+	events, pictures int
+	problem, sha     string
+}
+
+func (s *Service) playSummary(path string) playSummary {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return playSummary{problem: sanitize.Line(err.Error(), 300)}
+	}
+	s.playsMu.Lock()
+	sum, ok := s.playSums[path]
+	s.playsMu.Unlock()
+	if ok && sum.size == fi.Size() && sum.mod.Equal(fi.ModTime()) {
+		return sum
+	}
+	sum = playSummary{size: fi.Size(), mod: fi.ModTime()}
+	data, err := readLimited(path)
+	var p Play
+	if err == nil {
+		sum.sha = sha256Hex(data)
+		err = json.Unmarshal(data, &p)
+	}
+	if err != nil {
+		sum.problem = sanitize.Line(err.Error(), 300)
+	} else {
+		sum.lengthMs, sum.events, sum.pictures = p.LengthMs, len(p.Events), len(p.Pictures)
+	}
+	s.playsMu.Lock()
+	if s.playSums == nil {
+		s.playSums = map[string]playSummary{}
+	}
+	s.playSums[path] = sum
+	s.playsMu.Unlock()
+	return sum
 }

@@ -134,3 +134,40 @@ func TestGodotOnWallClock(t *testing.T) {
 		}
 	}
 }
+
+// Plays lists each saved play from its file, read again once the file
+// changed, and says when its last result here was of another version.
+func TestPlaysListing(t *testing.T) {
+	ctx := context.Background()
+	s := testService(t, "play", nil)
+	os.MkdirAll(s.PlayDir(), 0o755)
+	write := func(events int) {
+		p := &Play{Format: PlayFormatVersion, Game: "g", Adapter: "a", LengthMs: 1000, Replay: PlayReplay{Format: "f", JSON: json.RawMessage(`{}`)}, Pictures: []PlayPicture{}}
+		for i := range events {
+			p.Events = append(p.Events, PlayEvent{T: float64(i), Event: "E"})
+		}
+		data, err := encodePlay(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(PlayPath(s.PlayDir(), "a"), data, 0o644)
+	}
+	write(2)
+	os.WriteFile(PlayPath(s.PlayDir(), "broken"), []byte("{"), 0o644)
+	items, _, err := s.Plays(ctx)
+	if err != nil || len(items) != 2 || items[0].Events != 2 || items[1].Problem == "" {
+		t.Fatalf("%v %+v", err, items)
+	}
+	lp, err := LoadPlay(s.PlayDir(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RecordPlayResult(ctx, &PlayOutcome{Name: "a", Status: PlayPassed, fileSHA: lp.SHA256})
+	if items, _, _ = s.Plays(ctx); items[0].Last == nil || items[0].Last.Status != PlayPassed || items[0].LastOlder {
+		t.Fatalf("after a run: %+v", items[0])
+	}
+	write(5)
+	if items, _, _ = s.Plays(ctx); items[0].Events != 5 || !items[0].LastOlder {
+		t.Fatalf("after an edit: %+v", items[0])
+	}
+}

@@ -34,6 +34,8 @@ type Service struct {
 	// gameCommand the command that launches the game (nil: none).
 	playDir, repoDir string
 	gameCommand      []string
+	playsMu          sync.Mutex
+	playSums         map[string]playSummary // by file (Plays)
 }
 
 // GameLauncher starts the game and stops it: a process (*Launcher) or a
