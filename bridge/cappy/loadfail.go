@@ -1,11 +1,13 @@
 package cappy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 
@@ -64,10 +66,54 @@ type loadWatch struct {
 	inFlight map[network.RequestID]string // URL by request
 	told     map[string]bool
 	limit    loadLimit
+	// failedURL holds every URL whose failure the events told (its
+	// repeats too), for caughtUp; failed the failures not yet reported
+	// (take), kept under the same lock so that what caughtUp saw is there.
+	failedURL map[string]bool
+	failed    []loadFailure
+}
+
+// take returns the failures not yet reported.
+func (w *loadWatch) take() []loadFailure {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.failed
+	w.failed = nil
+	return out
 }
 
 func newLoadWatch() *loadWatch {
-	return &loadWatch{inFlight: map[network.RequestID]string{}, told: map[string]bool{}}
+	return &loadWatch{inFlight: map[network.RequestID]string{}, told: map[string]bool{}, failedURL: map[string]bool{}}
+}
+
+// networkWait bounds how long the driver waits, once the page saw its
+// loads end, for the browser's network events of those that failed (they
+// come on another channel, a few milliseconds later; a picture that fails
+// to decode has no such event, and costs this once).
+const networkWait = 500 * time.Millisecond
+
+// caughtUp waits until the network events told the failure of each of
+// urls (the page's own loads that it saw fail), at most networkWait: a
+// load that failed while page time held is then told at this page time,
+// in a recording and in its replay alike, not at a later one when its
+// event is late.
+func (w *loadWatch) caughtUp(ctx context.Context, urls []string) {
+	if len(urls) == 0 {
+		return
+	}
+	deadline := time.Now().Add(networkWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		all := true
+		for _, u := range urls {
+			all = all && w.failedURL[u]
+		}
+		w.mu.Unlock()
+		if all {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // event takes one of the page's events and returns the failure it tells,
@@ -106,12 +152,16 @@ func (w *loadWatch) event(ev any) *loadFailure {
 	if f == nil {
 		return nil
 	}
+	if len(w.failedURL) < maxLoadsTracked {
+		w.failedURL[noFragment(f.URL)] = true
+	}
 	f.URL = sanitize.Line(noFragment(f.URL), maxLoadURL)
 	f.Reason, f.Type = sanitize.Line(f.Reason, 200), sanitize.Line(f.Type, 40)
 	if w.told[f.URL] || len(w.told) >= maxLoadsTracked {
 		return nil
 	}
 	w.told[f.URL] = true
+	w.failed = append(w.failed, *f)
 	return f
 }
 

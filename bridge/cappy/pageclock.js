@@ -162,25 +162,50 @@
   // load finishes at the same frame in every run ----
   let pending = 0;
   let generation = 0; // forgetPending moves it on: older loads no longer count
-  const track = () => {
+  // failed lists the URLs of the tracked loads the network failed (an
+  // HTTP error, no answer) since the driver last asked: it waits for the
+  // browser's word on each before it tells them, at this page time (their
+  // network events come on another channel, later).
+  let failed = [];
+  const absolute = (u) => {
+    try {
+      const url = new URL(String(u), document.baseURI);
+      return url.protocol === 'http:' || url.protocol === 'https:' ? url.href.split('#')[0] : '';
+    } catch { return ''; }
+  };
+  const track = (url) => {
     const gen = generation;
     pending++;
     let done = false;
-    return () => { if (!done) { done = true; if (gen === generation) pending--; } };
+    return (ok = true) => {
+      if (done) return;
+      done = true;
+      if (!ok && url && failed.length < 256) failed.push(url);
+      if (gen === generation) pending--;
+    };
+  };
+  const xhrURL = new WeakMap();
+  const xopen = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (...args) {
+    xhrURL.set(this, absolute(args[1]));
+    return xopen.apply(this, args);
   };
   const xsend = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...args) {
-    const end = track();
-    this.addEventListener('loadend', end);
+    const end = track(xhrURL.get(this));
+    let aborted = false;
+    this.addEventListener('abort', () => { aborted = true; });
+    this.addEventListener('loadend', () => end(aborted || (this.status !== 0 && this.status < 400)));
     try { return xsend.apply(this, args); } catch (e) { end(); throw e; }
   };
   if (g.fetch) {
     const realFetch = g.fetch;
     defineValue(g, 'fetch', function fetch(...args) {
-      const end = track();
+      const a = args[0];
+      const end = track(absolute(a && typeof a === 'object' && 'url' in a ? a.url : a));
       let p;
       try { p = realFetch.apply(this, args); } catch (e) { end(); throw e; }
-      p.then(end, end);
+      p.then((r) => end(r.status < 400), (e) => end(e && e.name === 'AbortError'));
       return p;
     });
     for (const k of ['json', 'text', 'arrayBuffer', 'blob', 'formData']) {
@@ -189,7 +214,7 @@
       Response.prototype[k] = function (...args) {
         const end = track();
         const p = f.apply(this, args);
-        p.then(end, end);
+        p.then(() => end(), () => end());
         return p;
       };
     }
@@ -200,9 +225,9 @@
       configurable: true, enumerable: srcDesc.enumerable, get: srcDesc.get,
       set(v) {
         if (v !== '' && v !== null && v !== undefined) {
-          const end = track();
-          this.addEventListener('load', end, { once: true });
-          this.addEventListener('error', end, { once: true });
+          const end = track(absolute(v));
+          this.addEventListener('load', () => end(), { once: true });
+          this.addEventListener('error', () => end(false), { once: true });
         }
         return srcDesc.set.call(this, v);
       },
@@ -213,7 +238,7 @@
     defineValue(g, 'createImageBitmap', function createImageBitmap(...args) {
       const end = track();
       const p = cib.apply(this, args);
-      p.then(end, end);
+      p.then(() => end(), () => end());
       return p;
     });
   }
@@ -279,8 +304,10 @@
     async advance(t, budget) {
       const began = realNow();
       // A load pending (one the last frame or an input started): the
-      // driver waits for it before the next frame.
-      while (!fault && pending === 0 && realNow() - began < budget) {
+      // driver waits for it before the next frame. One that failed
+      // already (an input's, refused at once) is told at this page time
+      // first.
+      while (!fault && pending === 0 && failed.length === 0 && realNow() - began < budget) {
         const at = frame * 1000 / 60;
         if (at > t + 1e-6) break;
         await runTimers(at);
@@ -289,7 +316,7 @@
         frame++;
         await runFrame();
       }
-      if (!fault && pending === 0 && frame * 1000 / 60 > t + 1e-6) {
+      if (!fault && pending === 0 && failed.length === 0 && frame * 1000 / 60 > t + 1e-6) {
         await runTimers(t);
         if (!fault) now = Math.max(now, t);
       }
@@ -297,13 +324,15 @@
     },
     // state reports the page time, what the page reported, and a fault.
     state() {
-      const out = { now, frame, pending, reports, dropped, fault, consoleCalls };
+      const out = { now, frame, pending, reports, dropped, fault, consoleCalls, failed };
+      failed = [];
       reports = [];
       dropped = 0;
       return out;
     },
     newStep() { consoleCalls = 0; },
     pending() { return pending; },
+    failed() { const out = failed; failed = []; return out; },
     forgetPending() { generation++; pending = 0; },
     // inspect answers a query: '' what there is, 'text' the state as
     // render_game_to_text() gives it, a dotted path a member of its JSON.

@@ -17,7 +17,7 @@
 
   const held = (p) => {
     const end = track();
-    Promise.resolve(p).then(end, end);
+    Promise.resolve(p).then(() => end(), () => end());
     return p;
   };
   // wrap replaces the method key of proto with make(the method), under
@@ -134,7 +134,7 @@
       const then = (cb) => (typeof cb === 'function' ? function (...a) { try { return cb.apply(this, a); } finally { end(); } } : cb);
       let p;
       try { p = decode.call(this, data, ...callbacks.map(then)); } catch (e) { end(); throw e; }
-      if (p && typeof p.then === 'function') p.then(end, end);
+      if (p && typeof p.then === 'function') p.then(() => end(), () => end());
       else if (!callbacks.length) end();
       return p;
     });

@@ -94,6 +94,10 @@ type pageState struct {
 	Dropped      int          `json:"dropped"`
 	Fault        *pageFault   `json:"fault"`
 	ConsoleCalls int          `json:"consoleCalls"`
+	// Failed are the URLs of the page's loads that failed since the last
+	// state (the network's events of them come later: see
+	// loadWatch.caughtUp).
+	Failed []string `json:"failed"`
 }
 
 // pageTab is one fresh page on virtual time.
@@ -109,8 +113,7 @@ type pageTab struct {
 
 	loads    *loadWatch
 	mu       sync.Mutex
-	fault    *pageFault    // set by the event listener
-	failed   []loadFailure // failed loads not yet reported
+	fault    *pageFault // set by the event listener
 	loaded   chan struct{}
 	loadOnce sync.Once
 	keys     map[string]bool // keys held down
@@ -214,13 +217,10 @@ func (t *pageTab) event(ev any) {
 	case *inspector.EventDetached:
 		t.setFault(CodePageCrashed, "the page was detached: "+e.Reason)
 	case *network.EventRequestWillBeSent, *network.EventResponseReceived, *network.EventLoadingFailed, *network.EventLoadingFinished:
-		f := t.loads.event(ev)
+		f := t.loads.event(ev) // kept by the watch until loadReports takes it
 		if f == nil {
 			return
 		}
-		t.mu.Lock()
-		t.failed = append(t.failed, *f)
-		t.mu.Unlock()
 		if f.Type == string(network.ResourceTypeDocument) && f.URL == sanitize.Line(noFragment(t.url), maxLoadURL) {
 			t.setFault(CodePageLoadFailed, fmt.Sprintf("the game's page %s: %s (check game.url and game.serve; crosscode-mcp doctor names the file it opens)", f.URL, f.Reason))
 		}
@@ -230,10 +230,7 @@ func (t *pageTab) event(ev any) {
 // loadReports are the failed loads not yet reported, as LOAD_FAILED at
 // page time now, within the page's limit, each also told in the log.
 func (t *pageTab) loadReports(now float64) []pageReport {
-	t.mu.Lock()
-	failed := t.failed
-	t.failed = nil
-	t.mu.Unlock()
+	failed := t.loads.take()
 	// In the order of their URLs: loads that end together in real time
 	// end in any order, and a replay must tell the same ones in the same
 	// order.
@@ -373,11 +370,18 @@ func (t *pageTab) advance(to float64) (*pageState, error) {
 			all.Reports = append(all.Reports, t.loadReports(st.Now)...)
 			return &all, st.Fault
 		}
+		failed := st.Failed
 		if st.Pending > 0 {
-			err = t.settle()
+			if err = t.settle(); err == nil {
+				var more []string
+				more, err = t.failedLoads()
+				failed = append(failed, more...)
+			}
 		}
 		// The loads end in real time while the page's time holds, before
-		// the next frame: what failed by now failed at this page time.
+		// the next frame: what failed by now failed at this page time,
+		// once the network's events of it are in.
+		t.loads.caughtUp(t.ctx, failed)
 		all.Reports = append(all.Reports, t.loadReports(st.Now)...)
 		if err != nil {
 			return &all, err
@@ -409,6 +413,18 @@ func (t *pageTab) settle() error {
 		}
 		time.Sleep(wait)
 	}
+}
+
+// failedLoads are the URLs of the page's loads that failed since it last
+// said.
+func (t *pageTab) failedLoads() ([]string, error) {
+	obj, err := t.eval(t.ctx, "globalThis["+strconv.Quote(t.name)+"].failed()", true)
+	if err != nil {
+		return nil, err
+	}
+	var urls []string
+	err = json.Unmarshal(obj.Value, &urls)
+	return urls, err
 }
 
 // screenshot takes the page's picture, at most maxWidth wide, as mime
