@@ -287,7 +287,7 @@ func (t *playTest) print(e *playreport.Entry) {
 
 // validation is the run as a validation of kind plays at this commit.
 func (t *playTest) validation(run *playreport.Run) protocol.Validation {
-	passed, failed, errored := run.Counts()
+	_, failed, errored := run.Counts()
 	status := protocol.ValidationPassed
 	switch {
 	case errored > 0 && failed == 0:
@@ -305,7 +305,6 @@ func (t *playTest) validation(run *playreport.Run) protocol.Validation {
 	if len(bad) > 0 {
 		summary += ": " + strings.Join(bad, ", ")
 	}
-	_ = passed
 	ms := run.Elapsed.Milliseconds()
 	return protocol.Validation{Kind: protocol.ValidationPlays, Name: "crosscode-mcp test", Status: status, Summary: sanitize.Line(summary, 500),
 		Commit: t.svc.HeadCommit(context.Background()), DurationMs: &ms}

@@ -125,10 +125,9 @@ func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f'
 // play's failure message its first divergence, a play that could not run
 // an error.
 func WriteJUnit(w io.Writer, r *Run) error {
-	p, f, e := r.Counts()
+	_, f, e := r.Counts()
 	suite := junitSuite{Name: "plays", Tests: len(r.Entries), Failures: f, Errors: e, Time: seconds(r.Elapsed.Milliseconds()),
 		Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05")}
-	_ = p
 	for _, en := range r.Entries {
 		c := junitCase{Name: en.Name, Classname: "plays", File: en.File, Time: seconds(en.WallMs)}
 		var out []string
