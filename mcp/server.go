@@ -87,6 +87,7 @@ type Server struct {
 	provider  protocol.Provider // from --provider, else from clientInfo
 	yielded   map[string]string // Config.Yield's answer per client name
 	mu        sync.Mutex
+	learnMu   sync.Mutex // learnClient's, across its announce
 
 	// Start-up (see Run): ready closes when start returned, with startErr;
 	// handlers are the tools' own handlers from then on. A client's
@@ -475,6 +476,12 @@ func (s *Server) learnClient(ctx context.Context, name string) {
 	if s.cfg.Provider != "" {
 		return
 	}
+	// Held until the presence names the client: the initialize and a
+	// first tool call may learn it at once, and the call must not run
+	// (nor its client's hooks, which read who the agent is from the
+	// presence) before the presence that names its session is written.
+	s.learnMu.Lock()
+	defer s.learnMu.Unlock()
 	p := identity.ProviderFromClient(name)
 	s.mu.Lock()
 	changed := s.provider != p

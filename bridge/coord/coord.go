@@ -300,12 +300,14 @@ func (c *Coordinator) setPresence(ctx context.Context, status protocol.PresenceS
 	c.mu.Unlock()
 	var err error
 	if c.rem != nil {
-		err = c.rem.postPresence(ctx, p)
-		// The local mirror keeps it too: the hooks of this agent's client
-		// read who it is from there, with no network call.
+		// The local mirror keeps it too, first: the hooks of this agent's
+		// client read who it is from there, with no network call, and a
+		// hook run while the service is slow to answer must already find
+		// it (else it acts as the machine's default actor).
 		if _, lerr := c.cfg.Store.SetPresence(ctx, c.cfg.Workspace, p); lerr != nil {
 			c.cfg.Logger.Debug("local presence", "err", lerr)
 		}
+		err = c.rem.postPresence(ctx, p)
 	} else {
 		_, err = c.cfg.Store.SetPresence(ctx, c.cfg.Workspace, p)
 	}

@@ -271,3 +271,66 @@ func TestRemoteWritesQueueAtOnceWhileDown(t *testing.T) {
 		t.Fatalf("write after the service came back: %+v %v, want acknowledged at 6", p, err)
 	}
 }
+
+// TestPresenceLocalFirst: in remote mode the local mirror has a new
+// presence before the service answers its post: the client's hooks read
+// who the agent is from there, and one run while the service is slow
+// must not act as the machine's default actor.
+func TestPresenceLocalFirst(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A service that takes connections and never answers.
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "replica.db"), &store.Options{Projections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Workspace: "mygame", Store: st, Service: "http://" + l.Addr().String(), Token: "t", Actor: "ada@example.com", Replica: "rep_ada", Session: "ses_ada", AckWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); c.Close(context.Background()); st.Close() })
+	c.SetAgent(protocol.Agent{Provider: protocol.ProviderClaude, SessionReference: "ada-session"})
+	announced := make(chan struct{})
+	go func() { c.Announce(context.Background()); close(announced) }()
+	deadline := time.Now().Add(time.Second)
+	for {
+		ps, err := st.Presence(context.Background(), "mygame")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 1 && ps[0].Agent != nil && ps[0].Agent.SessionReference == "ada-session" {
+			break
+		}
+		select {
+		case <-announced:
+			t.Fatalf("the local presence was written only after the service's post: %+v", ps)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no local presence naming the session while the service is slow: %+v", ps)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	<-announced
+}
