@@ -610,3 +610,42 @@ func TestAgentControls(t *testing.T) {
 	}
 	sameEvents(t, p.events, rep, 0.5)
 }
+
+// TestHeldGameIdles: a game held between an agent's steps with nothing to
+// do runs few frames (it drew 60 a second, in software almost half a
+// core), yet answers at once: an inspect, a step and its picture still
+// work after a long hold, and the steps still run exactly their frames.
+func TestHeldGameIdles(t *testing.T) {
+	t.Parallel()
+	g := sysdeps.NeedGodot(t)
+	ctx := timeout(t, 90*time.Second)
+	ctrl := scripted(t)
+	launch(t, g, project(t, g, "adapters/godot/testdata/probe"), ctrl.Endpoint, ctrl.Token, nil, "--headless", "--fixed-fps", "60", "--path", ".")
+	peer, err := ctrl.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	if _, _, err := peer.Handshake(ctx, ctrl.Token); err != nil {
+		t.Fatal(err)
+	}
+	p := recordAgent(t, ctx, peer, "a1", nil)
+	stepped(t, p.step(0), 0)
+	var f0, f1, f2 float64
+	value(t, p.inspect("i1", "/root/Main:frames"), &f0)
+	const hold = 3 * time.Second
+	time.Sleep(hold)
+	value(t, p.inspect("i2", "/root/Main:frames"), &f1)
+	// Held at 60 frames a second it would have run 180; idle, the 30
+	// frames after the last message and then 4 a second.
+	if ran := f1 - f0; ran >= 80 {
+		t.Fatalf("%v frames ran in %s of hold: the held game did not idle", ran, hold)
+	}
+	// Still exact after the idle: a step of 500 ms runs 30 frames.
+	stepped(t, p.step(500), 500)
+	value(t, p.inspect("i3", "/root/Main:frames"), &f2)
+	if f2-f1 < 30 {
+		t.Fatalf("a step of 500 ms ran %v frames, expected at least 30", f2-f1)
+	}
+	p.stop()
+}

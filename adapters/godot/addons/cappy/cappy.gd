@@ -56,6 +56,14 @@ const PICTURE_WAIT_FRAMES := 300
 ## Frames per second while the game is held (with a fixed frame step): the
 ## addon keeps answering, and nothing moves.
 const HELD_FPS := 60
+## Frames per second once the game has been held for IDLE_AFTER_FRAMES
+## frames with nothing to do: a held game drawing 60 frames a second in
+## software cost almost half a core. The addon still answers at once: a
+## held frame's wait ends when a message comes.
+const IDLE_FPS := 4
+const IDLE_AFTER_FRAMES := 30
+## The longest a held frame waits before it looks for a message again.
+const HELD_SLICE_USEC := 1000
 ## The first frames tell the frame step: fixed when each of them is exactly
 ## one physics frame with nothing left over.
 const DETECT_FRAMES := 5
@@ -127,6 +135,7 @@ var _tree_was_paused := false
 var _game_max_steps := 8
 var _target_fps := HELD_FPS # frames a second with a fixed frame step (0: as fast as they go)
 var _next_frame_usec := 0
+var _quiet_frames := 0 # held frames in a row with no message handled
 
 # Agent play (spec section 11).
 var _step_id := "" # the step in flight, from its arrival to stepped
@@ -367,6 +376,7 @@ func _process(_delta: float) -> void:
 		_actions_changed() # the game may change its InputMap at any time
 	var state := _conn.state()
 	for m in _conn.take():
+		_quiet_frames = 0
 		_handle(m)
 		if _conn == null:
 			return
@@ -525,17 +535,42 @@ func _set_pace(fps: int) -> void:
 # With a fixed frame step Godot never waits between frames (its max_fps
 # does not apply): the addon paces them itself, at _target_fps (0: as
 # fast as they go), waiting at the end of each frame as long as it needs.
+# A held game (its frames move nothing) waits at IDLE_FPS once it has
+# nothing to do, and a held frame's wait ends when a message comes.
 func _pace_frame() -> void:
 	if not fixed_step or _target_fps <= 0:
 		_next_frame_usec = 0
+		_quiet_frames = 0
 		return
+	var held := _held and _target_fps == HELD_FPS
+	var fps := _target_fps
+	if not held:
+		_quiet_frames = 0
+	else:
+		_quiet_frames += 1
+		if _quiet_frames > IDLE_AFTER_FRAMES and _nothing_due():
+			fps = IDLE_FPS
 	var now := Time.get_ticks_usec()
-	var period := 1000000 / _target_fps
+	var period := 1000000 / fps
 	if _next_frame_usec == 0 or now - _next_frame_usec > 4 * period:
 		_next_frame_usec = now # a start, or a stall: no catching up
 	_next_frame_usec += period
-	if _next_frame_usec > now:
-		OS.delay_usec(_next_frame_usec - now)
+	if not held:
+		if _next_frame_usec > now:
+			OS.delay_usec(_next_frame_usec - now)
+		return
+	while _next_frame_usec > now:
+		if _conn != null and _conn.has_messages():
+			_next_frame_usec = now # the next frame handles it at once
+			return
+		OS.delay_usec(mini(_next_frame_usec - now, HELD_SLICE_USEC))
+		now = Time.get_ticks_usec()
+
+
+# Whether a held game waits for nothing a frame would bring: no picture to
+# draw, no message to send as the next frame begins.
+func _nothing_due() -> bool:
+	return not _picture_due and not _hold_pending and not _finish_pending and _stepped_pending.is_empty() and not _frames.waiting()
 
 
 # Parses input for the game to see in the next frame: left in Input's

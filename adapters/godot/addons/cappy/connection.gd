@@ -74,6 +74,14 @@ func close_reason() -> String:
 	return why
 
 
+## Whether a message waits for the main thread.
+func has_messages() -> bool:
+	_mutex.lock()
+	var waiting := not _inbox.is_empty()
+	_mutex.unlock()
+	return waiting
+
+
 ## How many pings were answered (for diagnostics).
 func pongs() -> int:
 	_mutex.lock()

@@ -99,6 +99,11 @@ func extra(op: RefCounted, reason: String) -> void:
 		_send(t, reason)
 
 
+## Whether a step picture waits for a draw.
+func waiting() -> bool:
+	return _step_done.is_valid()
+
+
 ## Gives up on the step picture due (none was drawn): calls its done.
 func skip_step_picture() -> void:
 	if _step_done.is_valid():

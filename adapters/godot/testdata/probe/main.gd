@@ -5,12 +5,28 @@ extends Node
 const CappyOperation := preload("res://addons/cappy/operation.gd")
 const Codec := preload("res://addons/cappy/replay_codec.gd")
 
+## The frames the engine has run, held or not (read by inspect
+## "/root/Main:frames"): how fast the addon paces a held game.
+var frames := 0
+
+
+## Counts frames while the tree is paused too.
+class FrameCounter extends Node:
+	var probe: Node
+
+	func _process(_delta: float) -> void:
+		probe.frames = Engine.get_process_frames()
+
 
 func _ready() -> void:
 	print("cappy enabled=", Cappy.is_enabled())
 	if OS.get_environment("PROBE_QUIT") == "1":
 		get_tree().quit()
 		return
+	var counter := FrameCounter.new()
+	counter.probe = self
+	counter.process_mode = Node.PROCESS_MODE_ALWAYS
+	add_child(counter)
 	Cappy.register_scenario("script_error", _script_error, {"await": {"type": "boolean", "default": true}})
 	Cappy.register_scenario("paused", _paused)
 	Cappy.register_scenario("required", _required, {"level": {"type": "string", "required": true}})
