@@ -252,12 +252,13 @@ func (s *Service) EnsureAdapter(ctx context.Context) (*Adapter, error) {
 		return a, nil
 	}
 	info := s.Launcher.Info()
-	tail := s.logTail()
 	cause := context.Cause(gctx)
 	if r, _ := s.Controller.Rejected(); r != nil && (cause == errRejected || cause == errExited) && r.At.After(info.Started) {
 		// Refused (a game often exits after its reject: the reject says more).
-		return nil, s.refusal(r, tail)
+		s.settleLog(exited)
+		return nil, s.refusal(r, s.logTail())
 	}
+	tail := s.logTail()
 	switch {
 	case cause == errExited:
 		return nil, errorf(protocol.CappyAdapterDisconnected, "the game exited before its handshake (%s)%s", info.LastExit, tail)
@@ -339,6 +340,40 @@ var (
 	errRejected      = errors.New("the adapter was refused")
 	errExited        = errors.New("the game exited")
 )
+
+// How long a refusal's message waits for what the game printed before it
+// to reach its log, at most, and the quiet that ends the wait sooner.
+const (
+	settleMax   = time.Second
+	settleQuiet = 100 * time.Millisecond
+)
+
+// settleLog gives what the game printed on its way to a refusal the time
+// to reach its log: the game's output comes through a pipe, and the
+// refusal over the socket can overtake it (under Wine it did). A refused
+// game usually exits at once, and its log is whole when it has; one that
+// stays is given until its log has been quiet a moment.
+func (s *Service) settleLog(exited <-chan struct{}) {
+	deadline := time.After(settleMax)
+	size := int64(-2)
+	for {
+		select {
+		case <-exited:
+			return
+		case <-deadline:
+			return
+		case <-time.After(settleQuiet):
+		}
+		n := int64(-1)
+		if fi, err := os.Stat(s.Launcher.Info().LogPath); err == nil {
+			n = fi.Size()
+		}
+		if n == size {
+			return
+		}
+		size = n
+	}
+}
 
 // logTail is the end of the game's log for an error message, sanitised
 // (the game wrote it), or a pointer to the log when it is empty.

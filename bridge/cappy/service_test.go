@@ -52,7 +52,7 @@ func testGame(mode string) int {
 	switch mode {
 	case "wrong-token":
 		token += "x"
-	case "old-protocol":
+	case "old-protocol", "explain":
 		proto = `{"min":7,"max":9}`
 	}
 	hello := fmt.Sprintf(`{"type":"hello","protocol":%s,"token":%q,"adapter":{"name":"test-game"},"game":{"id":"g"},"capabilities":%s}`, proto, token, caps)
@@ -63,6 +63,10 @@ func testGame(mode string) int {
 	fmt.Fprintf(os.Stderr, "controller answered: %s (%v)\n", answer, err)
 	if mode == "linger" {
 		time.Sleep(time.Minute) // refused, but the process stays
+	}
+	if mode == "explain" { // refused, it says why in its log a moment later, and exits
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "cappy: this game's adapter is too new for this crosscode-mcp: update crosscode-mcp")
 	}
 	return 1
 }
@@ -137,6 +141,8 @@ func TestEnsureAdapterGivesUpAtOnce(t *testing.T) {
 		{"exit", protocol.CappyAdapterDisconnected, "fatal: could not load level 1", nil},
 		{"wrong-token", protocol.CappyUnauthenticated, "wrong session token", nil},
 		{"old-protocol", protocol.CappyVersionIncompatible, "the controller speaks protocol 1", nil},
+		// What a refused game says on its way out reaches the message too.
+		{"explain", protocol.CappyVersionIncompatible, "too new for this crosscode-mcp: update crosscode-mcp", nil},
 		{"missing-capability", protocol.CappyCapabilityMissing, `requires capability "teleport"`, &CaptureConfig{RequiredCapabilities: []string{"teleport"}}},
 		{"linger", protocol.CappyCapabilityMissing, `requires capability "teleport"`, &CaptureConfig{RequiredCapabilities: []string{"teleport"}}},
 	}
