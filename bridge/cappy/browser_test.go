@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/procs"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -245,8 +246,8 @@ func TestBrowserWithDevServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Stop(5 * time.Second)
-	if b.Running() || b.Server.Running() || alive(in.PID) {
-		t.Fatalf("after Stop: browser running %v (pid %d alive %v), dev server running %v", b.Running(), in.PID, alive(in.PID), b.Server.Running())
+	if b.Running() || b.Server.Running() || procs.Alive(in.PID) {
+		t.Fatalf("after Stop: browser running %v (pid %d alive %v), dev server running %v", b.Running(), in.PID, procs.Alive(in.PID), b.Server.Running())
 	}
 	// Nothing of the launch stays: its dir (profile and all) and the
 	// singleton socket's dir Chromium made in the temp dir.
@@ -256,11 +257,6 @@ func TestBrowserWithDevServer(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(sock)); !os.IsNotExist(err) {
 		t.Errorf("after Stop, Chromium's %s is still there (%v)", filepath.Dir(sock), err)
 	}
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(b), ") Z ")
 }
 
 // TestBrowserStartedAgainAfterEarlyExit: a browser that exits before it

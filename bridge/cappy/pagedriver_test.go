@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/procs"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/internal/testing/webgames"
 	"github.com/crosscode/crosscode-mcp/protocol"
@@ -328,7 +329,7 @@ func TestPageDriverFaults(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("the browser was not closed")
 			}
-			for deadline := time.Now().Add(20 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(20 * time.Second); procs.Alive(pid); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the browser (pid %d) still runs", pid)
 				}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
+	"github.com/crosscode/crosscode-mcp/internal/testing/procs"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -178,47 +178,6 @@ func (a *schemaAgent) played(tool string, args map[string]any) map[string]any {
 		return waited
 	}
 	return out
-}
-
-// descendants lists the processes below pid (the browser and its helpers).
-func descendants(pid int) []int {
-	parent := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces; ppid follows the last ')'.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 1 {
-			pp, _ := strconv.Atoi(f[1])
-			parent[pp] = append(parent[pp], p)
-		}
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range parent[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
-	return out
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" // a zombie has exited
 }
 
 // pixelVariance is the variance of an image's luminance (0 for a blank one).
@@ -385,15 +344,15 @@ func TestBrowserGame(t *testing.T) {
 
 	// Stopped with the server: no browser process outlives it.
 	pid = int(field(st, "game", "pid").(float64))
-	procs := append(descendants(pid), pid)
-	if len(procs) < 2 {
-		t.Fatalf("the browser %d has no helper processes: %v", pid, procs)
+	tree := append(procs.Descendants(procs.All(), pid), pid)
+	if len(tree) < 2 {
+		t.Fatalf("the browser %d has no helper processes: %v", pid, tree)
 	}
 	a.c.Close()
 	a.cmd.Wait()
 	waitFor(t, "the browser's processes to end with the server", func() bool {
-		for _, p := range procs {
-			if alive(p) {
+		for _, p := range tree {
+			if procs.Alive(p) {
 				return false
 			}
 		}

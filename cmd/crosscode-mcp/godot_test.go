@@ -12,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crosscode/crosscode-mcp/internal/proctree"
+	"github.com/crosscode/crosscode-mcp/internal/testing/procs"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 )
 
@@ -117,20 +117,8 @@ func groupAlive(pgid int) bool { return proctree.GroupAlive(pgid) }
 // group is pgid (the launcher's, the controller's Setpgid).
 func godotPID(t *testing.T, pgid int) int {
 	t.Helper()
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if strings.TrimSpace(string(comm)) != "godot" {
-			continue
-		}
-		// stat: pid (comm) state ppid pgrp ...
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		_, rest, _ := strings.Cut(string(stat), ") ")
-		if f := strings.Fields(rest); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+	for pid, p := range procs.All() {
+		if p.Comm == "godot" && p.PGID == pgid {
 			return pid
 		}
 	}

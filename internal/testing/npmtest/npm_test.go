@@ -10,11 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crosscode/crosscode-mcp/internal/testing/procs"
 )
 
 const wait = 60 * time.Second // a loaded 2-core machine starts node slowly
@@ -256,17 +257,9 @@ func initialize(t *testing.T, s *Session) map[string]any {
 // onlyChild is the pid of the one child process of pid (from /proc).
 func onlyChild(t *testing.T, pid int) int {
 	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var kids []int
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-		if fields := strings.Fields(rest); len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+	for child, p := range procs.All() {
+		if p.PPID == pid {
 			kids = append(kids, child)
 		}
 	}
