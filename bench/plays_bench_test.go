@@ -5,11 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crosscode/crosscode-mcp/internal/testing/capturebench"
 	"github.com/crosscode/crosscode-mcp/internal/testing/sysdeps"
 	"github.com/crosscode/crosscode-mcp/internal/testing/webgames"
 )
@@ -58,20 +58,12 @@ func BenchmarkPlaysTest(b *testing.B) {
 		})
 	})
 	b.Run("godot", func(b *testing.B) {
-		g := sysdeps.NeedGodot(b)
-		repo := benchRepo(b)
-		g.Project(b, "examples/godot-arena", repo)
-		// godot: the engine in its tree, under Xvfb (it renders).
-		bin := b.TempDir()
-		script := "#!/bin/sh\nexec '" + g.Launcher + "' --xvfb \"$@\"\n"
-		if err := os.WriteFile(filepath.Join(bin, "godot"), []byte(script), 0o755); err != nil {
-			b.Fatal(err)
-		}
+		repo, env := godotArena(b)
 		move := func(x, y float64) map[string]any { return map[string]any{"name": "move", "x": x, "y": y} }
 		press := func(name string, on bool) map[string]any { return map[string]any{"name": name, "pressed": on} }
 		benchPlayIn(b, repo, playGame{
-			config: map[string]any{"game": map[string]any{"command": []string{"godot", "--fixed-fps", "60", "--audio-driver", "Dummy", "--path", "."}}},
-			env:    []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "CROSSCODE_GODOT_TREE=" + g.Tree},
+			config: map[string]any{"game": map[string]any{"command": godotCommand}},
+			env:    env,
 			steps: []map[string]any{
 				{"actions": []any{move(1, 0)}, "ms": 2000}, {"actions": []any{move(0, 1), press("attack", true)}, "ms": 2000},
 				{"actions": []any{move(-1, 0), press("attack", false)}, "ms": 2000}, {"actions": []any{move(0, -1), press("dodge", true)}, "ms": 2000},
@@ -84,15 +76,7 @@ func BenchmarkPlaysTest(b *testing.B) {
 func benchPlay(b *testing.B, g playGame) { benchPlayIn(b, benchRepo(b), g) }
 
 func benchPlayIn(b *testing.B, repo string, g playGame) {
-	os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755)
-	cfg, _ := json.Marshal(g.config)
-	if err := os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), cfg, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	for _, kv := range g.env {
-		k, v, _ := strings.Cut(kv, "=")
-		b.Setenv(k, v) // the server and the test command inherit it
-	}
+	useGame(b, repo, g.config, g.env)
 	data := b.TempDir()
 	a := startStdio(b, repo, "--data", data)
 	rec := a.call(b, "start_recording", map[string]any{"control": "agent"})
@@ -129,11 +113,7 @@ func benchPlayIn(b *testing.B, repo string, g playGame) {
 		}
 	}
 	b.StopTimer()
-	median := func(d []time.Duration) float64 {
-		s := append([]time.Duration(nil), d...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return ms(s[len(s)/2])
-	}
+	median := func(d []time.Duration) float64 { return ms(capturebench.Median(d)) }
 	b.ReportMetric(length/1000, "play-s")
 	b.ReportMetric(median(tests), "test-p50-ms")
 	b.ReportMetric(length/median(tests), "test-x-realtime")
@@ -158,4 +138,36 @@ func (a *stdioAgent) close() {
 	if a.cmd != nil && a.cmd.Process != nil {
 		a.cmd.Wait()
 	}
+}
+
+// useGame writes repo's capture config and sets the environment its game's
+// launch needs (the servers and the test command inherit it).
+func useGame(b *testing.B, repo string, config map[string]any, env []string) {
+	os.MkdirAll(filepath.Join(repo, ".crosscode"), 0o755)
+	cfg, _ := json.Marshal(config)
+	if err := os.WriteFile(filepath.Join(repo, ".crosscode", "capture.json"), cfg, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+}
+
+// godotCommand is the Godot example's game command, at a fixed frame step.
+var godotCommand = []string{"godot", "--fixed-fps", "60", "--audio-driver", "Dummy", "--path", "."}
+
+// godotArena copies the Godot example into a fresh repository and returns
+// it with the environment in which godotCommand runs the engine in its
+// tree, under Xvfb (it renders).
+func godotArena(b *testing.B) (repo string, env []string) {
+	g := sysdeps.NeedGodot(b)
+	repo = benchRepo(b)
+	g.Project(b, "examples/godot-arena", repo)
+	bin := b.TempDir()
+	script := "#!/bin/sh\nexec '" + g.Launcher + "' --xvfb \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "godot"), []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return repo, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "CROSSCODE_GODOT_TREE=" + g.Tree}
 }

@@ -619,16 +619,7 @@ func TestHeldGameIdles(t *testing.T) {
 	t.Parallel()
 	g := sysdeps.NeedGodot(t)
 	ctx := timeout(t, 90*time.Second)
-	ctrl := scripted(t)
-	launch(t, g, project(t, g, "adapters/godot/testdata/probe"), ctrl.Endpoint, ctrl.Token, nil, "--headless", "--fixed-fps", "60", "--path", ".")
-	peer, err := ctrl.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	if _, _, err := peer.Handshake(ctx, ctrl.Token); err != nil {
-		t.Fatal(err)
-	}
+	peer, _, _ := connect(t, ctx, project(t, g, "adapters/godot/testdata/probe"), nil, "--headless", "--fixed-fps", "60", "--path", ".")
 	p := recordAgent(t, ctx, peer, "a1", nil)
 	stepped(t, p.step(0), 0)
 	var f0, f1, f2 float64

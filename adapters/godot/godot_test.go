@@ -65,14 +65,14 @@ func launch(t testing.TB, g sysdeps.Godot, dir, endpoint, token string, env map[
 	return gm
 }
 
-// connect starts the game in dir against a scriptable controller and
-// shakes hands (with a game with capability input, its actions are
-// peer.Actions).
-func connect(t testing.TB, ctx context.Context, dir string, env map[string]string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
+// connect starts the game in dir against a scriptable controller (with
+// Godot's arguments args, headless by default) and shakes hands (with a
+// game with capability input, its actions are peer.Actions).
+func connect(t testing.TB, ctx context.Context, dir string, env map[string]string, args ...string) (*cappytest.Peer, *protocol.Hello, *protocol.Scenarios) {
 	t.Helper()
 	g := sysdeps.NeedGodot(t)
 	ctrl := scripted(t)
-	launch(t, g, dir, ctrl.Endpoint, ctrl.Token, env)
+	launch(t, g, dir, ctrl.Endpoint, ctrl.Token, env, args...)
 	peer, err := ctrl.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
