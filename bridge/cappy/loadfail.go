@@ -71,6 +71,8 @@ type loadWatch struct {
 	// (take), kept under the same lock so that what caughtUp saw is there.
 	failedURL map[string]bool
 	failed    []loadFailure
+	// seen wakes caughtUp (its one waiter, the tab's step) at each failure.
+	seen chan struct{}
 }
 
 // take returns the failures not yet reported.
@@ -83,7 +85,7 @@ func (w *loadWatch) take() []loadFailure {
 }
 
 func newLoadWatch() *loadWatch {
-	return &loadWatch{inFlight: map[network.RequestID]string{}, told: map[string]bool{}, failedURL: map[string]bool{}}
+	return &loadWatch{inFlight: map[network.RequestID]string{}, told: map[string]bool{}, failedURL: map[string]bool{}, seen: make(chan struct{}, 1)}
 }
 
 // networkWait bounds how long the driver waits, once the page saw its
@@ -101,8 +103,9 @@ func (w *loadWatch) caughtUp(ctx context.Context, urls []string) {
 	if len(urls) == 0 {
 		return
 	}
-	deadline := time.Now().Add(networkWait)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	timer := time.NewTimer(networkWait)
+	defer timer.Stop()
+	for {
 		w.mu.Lock()
 		all := true
 		for _, u := range urls {
@@ -112,7 +115,13 @@ func (w *loadWatch) caughtUp(ctx context.Context, urls []string) {
 		if all {
 			return
 		}
-		time.Sleep(2 * time.Millisecond)
+		select {
+		case <-w.seen:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -154,6 +163,10 @@ func (w *loadWatch) event(ev any) *loadFailure {
 	}
 	if len(w.failedURL) < maxLoadsTracked {
 		w.failedURL[noFragment(f.URL)] = true
+		select {
+		case w.seen <- struct{}{}:
+		default: // a wake is pending already
+		}
 	}
 	f.URL = sanitize.Line(noFragment(f.URL), maxLoadURL)
 	f.Reason, f.Type = sanitize.Line(f.Reason, 200), sanitize.Line(f.Type, 40)
