@@ -354,9 +354,15 @@ const (
 // game usually exits at once, and its log is whole when it has; one that
 // stays is given until its log has been quiet a moment.
 func (s *Service) settleLog(exited <-chan struct{}) {
+	size := func() int64 {
+		fi, err := os.Stat(s.Launcher.Info().LogPath)
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
 	deadline := time.After(settleMax)
-	size := int64(-2)
-	for {
+	for was := size(); ; {
 		select {
 		case <-exited:
 			return
@@ -364,14 +370,11 @@ func (s *Service) settleLog(exited <-chan struct{}) {
 			return
 		case <-time.After(settleQuiet):
 		}
-		n := int64(-1)
-		if fi, err := os.Stat(s.Launcher.Info().LogPath); err == nil {
-			n = fi.Size()
-		}
-		if n == size {
+		now := size()
+		if now == was {
 			return
 		}
-		size = n
+		was = now
 	}
 }
 
